@@ -1,0 +1,222 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { openAdmin } from '../service/admin';
+import { createService, type ServiceOptions } from '../service/app';
+import { CAPABILITIES } from '../service/core/auth';
+import { defaultDataDir } from '../service/data-dir';
+
+/**
+ * bin/backlot: serve, studio add|set, token create|revoke (decisions §1).
+ * Exit codes: 0 done, 1 the command failed (port in use, id taken, unknown
+ * studio or token), 2 the command line is wrong.
+ */
+
+class UsageError extends Error {}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+const dataDirOption: Options = { 'data-dir': { type: 'string' } };
+
+const HELP: Record<string, string> = {
+  main: `Usage: backlot <command> [options]
+
+Commands:
+  serve                 run the headless service on 127.0.0.1
+  studio add ID         register a studio
+  studio set ID         change a studio's quotas
+  token create          issue a studio token (printed once)
+  token revoke TOKEN    revoke a token
+
+Every command takes --data-dir DIR (default: $BACKLOT_HOME, else ${defaultDataDir({}, process.platform)}).
+Run 'backlot <command> --help' for a command's options.`,
+  serve: `Usage: backlot serve [--data-dir DIR] [--port N] [--upload-limit BYTES] [--body-limit BYTES] [--disk-headroom BYTES]
+
+Runs the service on http://127.0.0.1:PORT/api/v1 and prints one ready line.
+  --port N               port to listen on (default 7380; 0 picks a free one)
+  --upload-limit BYTES   largest asset upload (default 8589934592, 8 GiB)
+  --body-limit BYTES     largest JSON body (default 4194304, 4 MiB)
+  --disk-headroom BYTES  free space an upload must leave (default 536870912, 512 MiB)
+  --access-log           one line per request on stderr
+SIGINT or SIGTERM stops it cleanly.`,
+  'studio add': `Usage: backlot studio add ID [--name NAME] [--quota-records N] [--quota-kv-bytes N] [--data-dir DIR]
+
+Registers a studio and creates its stage and data folders; prints {"id","name","stage_dir","data_dir"}.
+ID matches ^[a-z][a-z0-9-]{1,31}$. A taken id fails with id_taken.`,
+  'studio set': `Usage: backlot studio set ID [--quota-records N] [--quota-kv-bytes N] [--data-dir DIR]
+
+Changes a studio's quotas; a running server applies them from its next request.`,
+  'token create': `Usage: backlot token create --studio ID --caps CAP[,CAP...] [--data-dir DIR]
+
+Prints a new token on one line. It is stored only as a hash: keep it.
+Capabilities: ${CAPABILITIES.join(', ')}.`,
+  'token revoke': `Usage: backlot token revoke TOKEN [--data-dir DIR]
+
+Revokes a token; a running server refuses it from its next request.`,
+};
+
+function parse(args: string[], options: Options, positionals: number, help: string) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { ...options, ...dataDirOption, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${help}`);
+  }
+  if (parsed.values.help) {
+    process.stdout.write(`${help}\n`);
+    process.exit(0);
+  }
+  if (parsed.positionals.length !== positionals) {
+    throw new UsageError(`Expected ${positionals} argument(s), got ${parsed.positionals.length}.\n\n${help}`);
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  return { values, positionals: parsed.positionals, dataDir: (values['data-dir'] as string | undefined) ?? defaultDataDir() };
+}
+
+function integer(value: unknown, flag: string, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(Number(text)) || Number(text) < min) {
+    throw new UsageError(`--${flag} must be a whole number of at least ${min}, not "${text}".`);
+  }
+  return Number(text);
+}
+
+async function serve(args: string[]): Promise<void> {
+  const { values, dataDir } = parse(
+    args,
+    {
+      port: { type: 'string' },
+      'upload-limit': { type: 'string' },
+      'body-limit': { type: 'string' },
+      'disk-headroom': { type: 'string' },
+      'access-log': { type: 'boolean' },
+    },
+    0,
+    HELP.serve!,
+  );
+  const port = integer(values.port, 'port', 0) ?? 7380;
+  if (port > 65535) throw new UsageError('--port must be at most 65535.');
+  const options: ServiceOptions = {
+    dataDir,
+    uploadLimit: integer(values['upload-limit'], 'upload-limit', 1),
+    bodyLimit: integer(values['body-limit'], 'body-limit', 1),
+    diskHeadroom: integer(values['disk-headroom'], 'disk-headroom', 0),
+    accessLog: values['access-log'] === true,
+  };
+  const service = createService(options);
+  let address;
+  try {
+    address = await service.listen(port);
+  } catch (err) {
+    await service.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new Error(`Port ${port} on 127.0.0.1 is already in use. Stop what holds it or pass --port.`);
+    throw err;
+  }
+  process.stdout.write(`Backlot listening on ${address.url}\n`);
+  process.stderr.write(`API ${address.url}/api/v1, data dir ${dataDir}\n`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`${signal}: stopping\n`);
+    // A hard deadline: decisions §1 wants an exit within 5 s.
+    setTimeout(() => process.exit(0), 4500).unref();
+    service.close().then(
+      () => process.exit(0),
+      (err) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+function withAdmin<T>(dataDir: string, fn: (admin: ReturnType<typeof openAdmin>) => T): T {
+  const admin = openAdmin(dataDir);
+  try {
+    return fn(admin);
+  } finally {
+    admin.close();
+  }
+}
+
+function studio(args: string[]): void {
+  const [sub, ...rest] = args;
+  const quotas: Options = { 'quota-records': { type: 'string' }, 'quota-kv-bytes': { type: 'string' } };
+  if (sub === 'add') {
+    const { values, positionals, dataDir } = parse(rest, { ...quotas, name: { type: 'string' } }, 1, HELP['studio add']!);
+    const input = {
+      id: positionals[0]!,
+      name: values.name as string | undefined,
+      quotaRecords: integer(values['quota-records'], 'quota-records', 0),
+      quotaKvBytes: integer(values['quota-kv-bytes'], 'quota-kv-bytes', 0),
+    };
+    const out = withAdmin(dataDir, (admin) => admin.addStudio(input));
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } else if (sub === 'set') {
+    const { values, positionals, dataDir } = parse(rest, quotas, 1, HELP['studio set']!);
+    const input = {
+      quotaRecords: integer(values['quota-records'], 'quota-records', 0),
+      quotaKvBytes: integer(values['quota-kv-bytes'], 'quota-kv-bytes', 0),
+    };
+    if (input.quotaRecords === undefined && input.quotaKvBytes === undefined) {
+      throw new UsageError(`Nothing to change.\n\n${HELP['studio set']}`);
+    }
+    const out = withAdmin(dataDir, (admin) => admin.setStudio(positionals[0]!, input));
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } else {
+    throw new UsageError(`Unknown studio command "${sub ?? ''}".\n\n${HELP['studio add']}\n\n${HELP['studio set']}`);
+  }
+}
+
+function token(args: string[]): void {
+  const [sub, ...rest] = args;
+  if (sub === 'create') {
+    const { values, dataDir } = parse(rest, { studio: { type: 'string' }, caps: { type: 'string' } }, 0, HELP['token create']!);
+    if (typeof values.studio !== 'string') throw new UsageError(`--studio is required.\n\n${HELP['token create']}`);
+    if (typeof values.caps !== 'string') throw new UsageError(`--caps is required.\n\n${HELP['token create']}`);
+    const caps = values.caps.split(',').map((c) => c.trim()).filter(Boolean);
+    const unknown = caps.filter((c) => !(CAPABILITIES as readonly string[]).includes(c));
+    if (unknown.length > 0) throw new UsageError(`Unknown capabilities: ${unknown.join(', ')}. Known: ${CAPABILITIES.join(', ')}.`);
+    const studioId = values.studio;
+    const out = withAdmin(dataDir, (admin) => admin.createToken(studioId, caps));
+    process.stdout.write(`${out}\n`);
+  } else if (sub === 'revoke') {
+    const { positionals, dataDir } = parse(rest, {}, 1, HELP['token revoke']!);
+    const revoked = withAdmin(dataDir, (admin) => admin.revokeToken(positionals[0]!));
+    if (!revoked) throw new Error('No live token matches; it is unknown or already revoked.');
+    process.stderr.write('Token revoked.\n');
+  } else {
+    throw new UsageError(`Unknown token command "${sub ?? ''}".\n\n${HELP['token create']}\n\n${HELP['token revoke']}`);
+  }
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve':
+        return await serve(rest);
+      case 'studio':
+        return studio(rest);
+      case 'token':
+        return token(rest);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(`${HELP.main}\n`);
+        if (command === undefined) process.exitCode = 2;
+        return;
+      default:
+        throw new UsageError(`Unknown command "${command}".\n\n${HELP.main}`);
+    }
+  } catch (err) {
+    process.stderr.write(`backlot: ${(err as Error).message}\n`);
+    process.exitCode = err instanceof UsageError ? 2 : 1;
+  }
+}
+
+if (require.main === module) void main(process.argv.slice(2));

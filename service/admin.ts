@@ -1,0 +1,50 @@
+import { mkdirSync } from 'node:fs';
+import { isCapability } from './core/auth';
+import { ApiError } from './core/errors';
+import { STUDIO_ID_PATTERN } from './core/origin';
+import { openDatabase } from './db/open';
+import { studioDirs } from './data-dir';
+import { createStudiosStore } from './studios';
+
+/**
+ * What the CLI does to a data dir, while the server may be running on it:
+ * register studios, set quotas, issue and revoke tokens. SQLite (WAL, busy
+ * timeout) serialises it with the server; the server reads these tables on
+ * every request, so it sees the change on the next one.
+ */
+export function openAdmin(dataDir: string) {
+  const db = openDatabase(dataDir);
+  const studios = createStudiosStore(db);
+
+  return {
+    addStudio(input: { id: string; name?: string; quotaRecords?: number; quotaKvBytes?: number }) {
+      if (!STUDIO_ID_PATTERN.test(input.id)) {
+        throw ApiError.badRequest(`The studio id "${input.id}" must match ${STUDIO_ID_PATTERN.source}.`);
+      }
+      const studio = studios.add({ ...input, name: input.name ?? input.id });
+      const dirs = studioDirs(dataDir, studio.id);
+      mkdirSync(dirs.stage_dir, { recursive: true, mode: 0o700 });
+      mkdirSync(dirs.data_dir, { recursive: true, mode: 0o700 });
+      return { id: studio.id, name: studio.name, ...dirs };
+    },
+
+    setStudio(id: string, quotas: { quotaRecords?: number; quotaKvBytes?: number }) {
+      const s = studios.setQuotas(id, quotas);
+      return { id: s.id, name: s.name, quota_records: s.quota_records, quota_kv_bytes: s.quota_kv_bytes };
+    },
+
+    createToken(studioId: string, capabilities: string[]): string {
+      const unknown = capabilities.filter((c) => !isCapability(c));
+      if (unknown.length > 0) throw ApiError.badRequest(`Unknown capabilities: ${unknown.join(', ')}.`);
+      return studios.createToken(studioId, capabilities);
+    },
+
+    revokeToken(token: string): boolean {
+      return studios.revokeToken(token);
+    },
+
+    close() {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import Koa, { type Context, type Next } from 'koa';
+import { Router } from '@koa/router';
+import { z } from 'zod';
+import { authenticate, type Principal } from './core/auth';
+import { ApiError } from './core/errors';
+import { checkRequestSource } from './core/origin';
+import { CursorCodec } from './core/pagination';
+import { bindRoutes, zodToApiError, type Route } from './core/route';
+import { buildOpenApi } from './core/openapi';
+import { openDatabase } from './db/open';
+import { createStudiosStore } from './studios';
+import { createKvStore, kvRoutes } from './kv';
+import { createSessionsStore, sessionRoutes } from './sessions';
+
+/**
+ * createService() is the whole service as a plain Node library: the CLI's
+ * `serve`, the tests and Electron's main process all boot it the same way.
+ */
+
+export const API_PREFIX = '/api/v1';
+export const MiB = 1024 * 1024;
+
+export interface ServiceOptions {
+  dataDir: string;
+  /** JSON bodies (default 4 MiB). */
+  bodyLimit?: number;
+  /** Asset uploads (default 8 GiB). */
+  uploadLimit?: number;
+  /** Free space an upload must leave on the volume (default 512 MiB). */
+  diskHeadroom?: number;
+  /** Write one access-log line per request to stderr. */
+  accessLog?: boolean;
+}
+
+export interface ServiceConfig {
+  dataDir: string;
+  bodyLimit: number;
+  uploadLimit: number;
+  diskHeadroom: number;
+}
+
+export interface Service {
+  config: ServiceConfig;
+  /** The node:http request handler. */
+  callback: ReturnType<Koa['callback']>;
+  /** Listens on 127.0.0.1 (port 0 picks one) and resolves with the address. */
+  listen(port: number): Promise<{ port: number; url: string }>;
+  /** Stops accepting, ends open connections, closes the database. */
+  close(): Promise<void>;
+  routes: readonly Route[];
+}
+
+export function createService(options: ServiceOptions): Service {
+  const config: ServiceConfig = {
+    dataDir: options.dataDir,
+    bodyLimit: options.bodyLimit ?? 4 * MiB,
+    uploadLimit: options.uploadLimit ?? 8 * 1024 * MiB,
+    diskHeadroom: options.diskHeadroom ?? 512 * MiB,
+  };
+  const db = openDatabase(config.dataDir);
+  const studios = createStudiosStore(db);
+  const cursors = new CursorCodec(studios.cursorSecret());
+
+  // Every domain, one line each.
+  const routes: Route[] = [
+    ...kvRoutes({ kv: createKvStore(db, studios), cursors }),
+    ...sessionRoutes({ sessions: createSessionsStore(db, studios), cursors }),
+  ];
+
+  let port = 0;
+  const openapi = JSON.stringify(buildOpenApi(routes, { version: '0.1.0' }));
+  const router = new Router({ prefix: API_PREFIX, sensitive: true, strict: true });
+  bindRoutes(router, routes, { bodyLimit: () => config.bodyLimit });
+
+  const app = new Koa();
+  app.use(requestLog(options.accessLog ?? false));
+  app.use(errorMapper);
+  app.use(async (ctx, next) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.state.source = checkRequestSource(
+      { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined },
+      port,
+    );
+    await next();
+  });
+  app.use(async (ctx, next) => {
+    if (ctx.path === `${API_PREFIX}/openapi.json` && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      ctx.type = 'application/json';
+      ctx.body = openapi;
+      return;
+    }
+    const principal = authenticate(ctx.get('Authorization') || undefined, studios.resolveToken);
+    const throughStudio = (ctx.state.source as { studioId: string | null }).studioId;
+    if (throughStudio !== null && throughStudio !== principal.studioId) {
+      throw ApiError.badOrigin(`A page of the studio "${throughStudio}" cannot act as another studio.`);
+    }
+    ctx.state.principal = principal satisfies Principal;
+    await next();
+  });
+  app.use(router.routes());
+  app.use(() => {
+    throw ApiError.notFound('The path');
+  });
+
+  const callback = app.callback();
+  let server: Server | null = null;
+  const sockets = new Set<Socket>();
+
+  return {
+    config,
+    callback,
+    routes,
+    listen(requested: number) {
+      return new Promise((resolve, reject) => {
+        const s = createServer(callback);
+        s.on('connection', (socket) => {
+          sockets.add(socket);
+          socket.on('close', () => sockets.delete(socket));
+        });
+        s.once('error', reject);
+        s.listen(requested, '127.0.0.1', () => {
+          s.off('error', reject);
+          server = s;
+          port = (s.address() as AddressInfo).port;
+          resolve({ port, url: `http://127.0.0.1:${port}` });
+        });
+      });
+    },
+    async close() {
+      if (server) {
+        const s = server;
+        server = null;
+        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+        s.closeIdleConnections();
+        // Requests in flight get a moment to finish; then every socket goes.
+        const timer = setTimeout(() => {
+          for (const socket of sockets) socket.destroy();
+        }, 1000);
+        await closed;
+        clearTimeout(timer);
+      }
+      if (db.open) db.close();
+    },
+  };
+}
+
+/** The one place where errors become response bodies. */
+async function errorMapper(ctx: Context, next: Next): Promise<void> {
+  try {
+    await next();
+  } catch (err) {
+    const apiError = toApiError(err, ctx);
+    ctx.status = apiError.status;
+    ctx.type = 'application/json';
+    ctx.body = apiError.toBody();
+  }
+}
+
+function toApiError(err: unknown, ctx: Context): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof z.ZodError) return zodToApiError(err, 'request');
+  const status = (err as { status?: number; expose?: boolean }).status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    // Errors raised by Koa or Node's parser (e.g. a malformed URL).
+    return status === 413 ? ApiError.tooLarge(0) : ApiError.badRequest((err as Error).message || 'Bad request.');
+  }
+  const requestId = ctx.state.requestId as string;
+  console.error(`[${requestId}] ${ctx.method} ${ctx.path} failed:`, err);
+  return new ApiError(500, 'internal', `Internal error (request ${requestId}); see the service log.`);
+}
+
+function requestLog(enabled: boolean) {
+  return async (ctx: Context, next: Next) => {
+    const requestId = randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      if (enabled) {
+        const ms = (performance.now() - started).toFixed(1);
+        process.stderr.write(`${new Date().toISOString()} ${requestId} ${ctx.method} ${ctx.path} ${ctx.status} ${ms}ms\n`);
+      }
+    }
+  };
+}

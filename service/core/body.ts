@@ -1,0 +1,69 @@
+import type { IncomingMessage } from 'node:http';
+import { ApiError } from './errors';
+
+/**
+ * Reads a JSON request body with a byte limit (decisions §2): 413 `too_large`
+ * with `details.limit` from Content-Length before reading, or while streaming;
+ * 400 `bad_request` for malformed JSON or a content type that is not JSON.
+ */
+
+const JSON_TYPES = /^application\/(?:[a-z0-9.+-]*\+)?json$/;
+
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== '' && !JSON_TYPES.test(type)) {
+    throw ApiError.badRequest(`The body must be JSON (Content-Type application/json), not "${type}".`);
+  }
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) {
+    req.resume();
+    throw ApiError.tooLarge(limit);
+  }
+  const text = await readText(req, limit);
+  if (text.trim() === '') throw ApiError.badRequest('A JSON body is required.');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw ApiError.badRequest(`The body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function readText(req: IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const fail = (err: unknown) => {
+      cleanup();
+      reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        req.resume(); // drain the rest so the answer can be sent on this connection
+        reject(ApiError.tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      try {
+        resolve(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks, size)));
+      } catch {
+        reject(ApiError.badRequest('The body is not valid UTF-8.'));
+      }
+    };
+    const onAborted = () => fail(ApiError.badRequest('The request body was cut short.'));
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', fail);
+      req.off('aborted', onAborted);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', fail);
+    req.on('aborted', onAborted);
+  });
+}

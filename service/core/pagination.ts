@@ -1,0 +1,88 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import { ApiError } from './errors';
+
+/**
+ * Keyset pagination. A cursor is the sort key of the last row of a page,
+ * serialised and signed with the data dir's secret together with a binding
+ * string naming the list and its filters: a cursor is only good for the list
+ * (and the filters) that handed it out, and any change to it is detected.
+ *
+ *   cursor = base64url(JSON(position)) "." base64url(HMAC-SHA256(secret, binding "\n" payload))[0..16]
+ */
+
+export const DEFAULT_LIMIT = 50;
+export const MAX_LIMIT = 500;
+
+export const pageQuery = {
+  limit: z
+    .string()
+    .regex(/^[0-9]{1,4}$/, 'limit must be an integer from 1 to 500')
+    .transform(Number)
+    .refine((n) => n >= 1 && n <= MAX_LIMIT, 'limit must be an integer from 1 to 500')
+    .optional()
+    .meta({ description: 'Page size, 1..500 (default 50).', type: 'integer' }),
+  cursor: z.string().max(4096).optional().meta({ description: 'The previous page\'s `next_cursor`, unchanged.' }),
+};
+
+export type CursorValue = string | number | boolean | null;
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+export class CursorCodec {
+  constructor(private readonly secret: Buffer) {}
+
+  encode(binding: string, position: readonly CursorValue[]): string {
+    const payload = Buffer.from(JSON.stringify(position)).toString('base64url');
+    return `${payload}.${this.sign(binding, payload)}`;
+  }
+
+  /** The position a cursor names, or 400 `bad_cursor` for anything else. */
+  decode(binding: string, cursor: string): CursorValue[] {
+    const dot = cursor.indexOf('.');
+    if (dot <= 0) throw ApiError.badCursor();
+    const payload = cursor.slice(0, dot);
+    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
+    const expected = Buffer.from(this.sign(binding, payload), 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw ApiError.badCursor();
+    let position: unknown;
+    try {
+      position = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } catch {
+      throw ApiError.badCursor();
+    }
+    if (!Array.isArray(position) || !position.every(isCursorValue)) throw ApiError.badCursor();
+    return position as CursorValue[];
+  }
+
+  private sign(binding: string, payload: string): string {
+    return createHmac('sha256', this.secret).update(binding).update('\n').update(payload).digest().subarray(0, 16).toString('base64url');
+  }
+}
+
+function isCursorValue(v: unknown): v is CursorValue {
+  return v === null || ['string', 'number', 'boolean'].includes(typeof v);
+}
+
+/**
+ * Turns `limit + 1` fetched rows into a page: the extra row only says that
+ * another page exists; the cursor names the last row shown.
+ */
+export function toPage<Row, Item>(
+  rows: Row[],
+  limit: number,
+  codec: CursorCodec,
+  binding: string,
+  positionOf: (row: Row) => CursorValue[],
+  shape: (row: Row) => Item,
+): Page<Item> {
+  const more = rows.length > limit;
+  const shown = more ? rows.slice(0, limit) : rows;
+  return {
+    items: shown.map(shape),
+    next_cursor: more ? codec.encode(binding, positionOf(shown[shown.length - 1]!)) : null,
+  };
+}

@@ -1,0 +1,133 @@
+import type { Context } from 'koa';
+import type { Router } from '@koa/router';
+import { z, type ZodType } from 'zod';
+import { requireCapability, type Capability, type Principal } from './auth';
+import { readJsonBody } from './body';
+import { ApiError } from './errors';
+import { parseIfMatch, quoteEtag, type IfMatch } from './etag';
+
+/**
+ * A route is data: method, path, capability, zod schemas for what it takes and
+ * gives, and a handler. The same table registers the router and generates the
+ * OpenAPI document, so the reference cannot drift from the code.
+ *
+ * Order of checks (decisions §2): the capability, then params, query and body
+ * (400 / 413), then the handler (404, 409, 422 ...). Host, Origin and the token
+ * were checked by the app before routing.
+ */
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface Reply {
+  status: number;
+  /** A value to send as JSON, or a string that is already JSON text. */
+  body?: unknown;
+  rawJson?: string;
+  etag?: string;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  principal: Principal;
+  ifMatch: IfMatch;
+  ctx: Context;
+}
+
+export interface Route<P = any, Q = any, B = any> {
+  method: Method;
+  /** OpenAPI path template under base_url: `{name}` one segment, `{name+}` the rest of the path. */
+  path: string;
+  summary: string;
+  description?: string;
+  capability: Capability;
+  /** Capabilities that depend on the request (e.g. `kv.shared` for the `shared` namespace). */
+  extraCapabilities?: (rawParams: Record<string, string>) => Capability[];
+  params?: ZodType<P>;
+  query?: ZodType<Q>;
+  body?: ZodType<B>;
+  /** Body media type for the reference (default application/json). */
+  bodyType?: 'application/json' | 'application/merge-patch+json';
+  headers?: { name: string; description: string; required?: boolean }[];
+  success: { status: number; description: string; schema?: ZodType; etag?: boolean };
+  errors: number[];
+  handle(input: RouteInput<P, Q, B>): Reply | Promise<Reply>;
+}
+
+/** Helper that keeps a route's input types inferred from its schemas. */
+export function route<P = Record<string, never>, Q = Record<string, never>, B = undefined>(
+  r: Route<P, Q, B>,
+): Route<P, Q, B> {
+  return r;
+}
+
+export interface BindOptions {
+  bodyLimit: () => number;
+}
+
+/** Registers routes on a router; more literal routes first (`/x/{id}:activate` before `/x/{id}`). */
+export function bindRoutes(router: Router, routes: readonly Route[], options: BindOptions): void {
+  const ordered = [...routes].sort((a, b) => literalLength(b.path) - literalLength(a.path));
+  for (const r of ordered) {
+    router.register(toRouterPath(r.path), [r.method], async (ctx: Context) => {
+      await dispatch(r, ctx, options);
+    });
+  }
+}
+
+async function dispatch(r: Route, ctx: Context, options: BindOptions): Promise<void> {
+  const principal = ctx.state.principal as Principal;
+  const rawParams = decodeParams((ctx as Context & { params: Record<string, string> }).params);
+  requireCapability(principal, r.capability);
+  for (const cap of r.extraCapabilities?.(rawParams) ?? []) requireCapability(principal, cap);
+
+  const params = r.params ? parseWith(r.params, rawParams, 'path') : rawParams;
+  const query = r.query ? parseWith(r.query, ctx.query, 'query') : {};
+  const body = r.body ? parseWith(r.body, await readJsonBody(ctx.req, options.bodyLimit()), 'body') : undefined;
+  const ifMatch = parseIfMatch(ctx.get('If-Match') || undefined);
+
+  const reply = await r.handle({ params, query, body, principal, ifMatch, ctx });
+  ctx.status = reply.status;
+  if (reply.etag !== undefined) ctx.set('ETag', quoteEtag(reply.etag));
+  if (reply.rawJson !== undefined) {
+    ctx.type = 'application/json';
+    ctx.body = reply.rawJson;
+  } else if (reply.body !== undefined) {
+    ctx.body = reply.body;
+  }
+}
+
+function decodeParams(params: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params ?? {})) out[k] = v;
+  return out;
+}
+
+/** Parses with zod; failures become 400 `bad_request` naming each field. */
+export function parseWith<T>(schema: ZodType<T>, value: unknown, where: 'path' | 'query' | 'body'): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw zodToApiError(result.error, where);
+}
+
+export function zodToApiError(error: z.ZodError, where: string): ApiError {
+  const issues = error.issues.map((i) => ({
+    field: [where, ...i.path.map(String)].join('.'),
+    message: i.message,
+  }));
+  const first = issues[0];
+  const message = first ? `Invalid ${first.field}: ${first.message}` : `Invalid ${where}.`;
+  return ApiError.badRequest(message, { issues });
+}
+
+function toRouterPath(path: string): string {
+  return path
+    .replace(/:/g, '\\:')
+    .replace(/\{([a-z_]+)\+\}/g, '*$1')
+    .replace(/\{([a-z_]+)\}/g, ':$1');
+}
+
+function literalLength(path: string): number {
+  return path.replace(/\{[^}]+\}/g, '').length;
+}

@@ -1,0 +1,7 @@
+import type { Migration } from '../migrate';
+import { m0001Core } from './0001-core';
+import { m0002Kv } from './0002-kv';
+import { m0003Sessions } from './0003-sessions';
+
+/** Every migration, in order. A new one is a new file and one line here. */
+export const MIGRATIONS: readonly Migration[] = [m0001Core, m0002Kv, m0003Sessions];

@@ -1,0 +1,29 @@
+import Database from 'better-sqlite3';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { migrate } from './migrate';
+import { MIGRATIONS } from './migrations';
+
+export type Db = Database.Database;
+
+export const DB_FILE = 'backlot.db';
+
+/**
+ * Opens (creating when needed) the one database of a data dir: WAL so readers
+ * never wait for the writer, foreign keys on, a busy timeout so the CLI and the
+ * server can share the file, synchronous=NORMAL (durable across a crash of the
+ * process; WAL keeps the file consistent across power loss), then migrations.
+ */
+export function openDatabase(dataDir: string): Db {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const file = join(dataDir, DB_FILE);
+  const isNew = !existsSync(file);
+  const db = new Database(file);
+  if (isNew) chmodSync(file, 0o600);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db, MIGRATIONS);
+  return db;
+}

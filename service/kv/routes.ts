@@ -1,0 +1,124 @@
+import { ApiError } from '../core/errors';
+import { route, type Route } from '../core/route';
+import type { CursorCodec } from '../core/pagination';
+import { DEFAULT_LIMIT, toPage } from '../core/pagination';
+import type { Json } from '../core/merge-patch';
+import type { Principal } from '../core/auth';
+import { documentBody, keyParams, kvDoc, kvKeyPage, listQuery, nsParams, SHARED_NS } from './schema';
+import type { KvAddress, KvRow, KvStore } from './store';
+
+/**
+ *   GET    /kv/{ns}          keys of a namespace, key ascending, literal prefix
+ *   GET    /kv/{ns}/{key+}   one document
+ *   PUT    /kv/{ns}/{key+}   create or replace (If-Match optional)
+ *   PATCH  /kv/{ns}/{key+}   RFC 7396 merge patch of an existing document
+ *   DELETE /kv/{ns}/{key+}   remove (If-Match optional)
+ */
+export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
+  const { kv, cursors } = deps;
+  const sharedNeedsCap = (p: Record<string, string>) => (p.ns === SHARED_NS ? ['kv.shared' as const] : []);
+  const docErrors = [400, 409, 413, 429];
+
+  return [
+    route({
+      method: 'GET',
+      path: '/kv/{ns}',
+      summary: 'List the keys of a namespace',
+      description: 'Ordered by key (UTF-8 byte order) ascending; sizes and modified times, no values.',
+      capability: 'kv',
+      extraCapabilities: sharedNeedsCap,
+      params: nsParams,
+      query: listQuery,
+      success: { status: 200, description: 'KVKeyPage', schema: kvKeyPage },
+      errors: [400],
+      handle({ params, query, principal }) {
+        const scope = scopeOf(principal, params.ns);
+        const prefix = query.prefix ?? '';
+        const limit = query.limit ?? DEFAULT_LIMIT;
+        const binding = `kv\n${scope}\n${params.ns}\n${prefix}`;
+        const after = query.cursor ? String(cursors.decode(binding, query.cursor)[0]) : '';
+        const rows = kv.list(scope, params.ns, prefix, after, limit + 1);
+        return { status: 200, body: toPage(rows, limit, cursors, binding, (r) => [r.key], (r) => r) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/kv/{ns}/{key+}',
+      summary: 'Read a document',
+      capability: 'kv',
+      extraCapabilities: sharedNeedsCap,
+      params: keyParams,
+      success: { status: 200, description: 'KVDoc', schema: kvDoc, etag: true },
+      errors: [400, 404],
+      handle({ params, principal }) {
+        const row = kv.get(addressOf(principal, params));
+        if (!row) throw ApiError.notFound(`The key "${params.key}"`);
+        return docReply(row);
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/kv/{ns}/{key+}',
+      summary: 'Create or replace a document',
+      description:
+        'With If-Match the write happens only when the stored etag matches; If-Match on a missing key is 409 `etag_mismatch`.',
+      capability: 'kv',
+      extraCapabilities: sharedNeedsCap,
+      params: keyParams,
+      body: documentBody,
+      headers: [ifMatchHeader],
+      success: { status: 200, description: 'KVDoc as stored', schema: kvDoc, etag: true },
+      errors: docErrors,
+      handle({ params, body, principal, ifMatch }) {
+        return docReply(kv.put(addressOf(principal, params), principal.studioId, body as Json, ifMatch));
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/kv/{ns}/{key+}',
+      summary: 'Merge-patch an existing document (RFC 7396)',
+      capability: 'kv',
+      extraCapabilities: sharedNeedsCap,
+      params: keyParams,
+      body: documentBody,
+      bodyType: 'application/merge-patch+json',
+      headers: [ifMatchHeader],
+      success: { status: 200, description: 'KVDoc as patched', schema: kvDoc, etag: true },
+      errors: [400, 404, 409, 413, 429],
+      handle({ params, body, principal, ifMatch }) {
+        return docReply(kv.patch(addressOf(principal, params), principal.studioId, body as Json, ifMatch));
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/kv/{ns}/{key+}',
+      summary: 'Delete a document',
+      capability: 'kv',
+      extraCapabilities: sharedNeedsCap,
+      params: keyParams,
+      headers: [ifMatchHeader],
+      success: { status: 204, description: 'Deleted' },
+      errors: [400, 404, 409],
+      handle({ params, principal, ifMatch }) {
+        kv.delete(addressOf(principal, params), ifMatch);
+        return { status: 204 };
+      },
+    }),
+  ];
+}
+
+const ifMatchHeader = { name: 'If-Match', description: 'The etag last read (quoted or bare), or `*`.' };
+
+function scopeOf(principal: Principal, ns: string): string {
+  return ns === SHARED_NS ? '' : principal.studioId;
+}
+
+function addressOf(principal: Principal, params: { ns: string; key: string }): KvAddress {
+  return { scope: scopeOf(principal, params.ns), ns: params.ns, key: params.key };
+}
+
+/** KVDoc written as JSON text around the stored value, which is already JSON. */
+function docReply(row: KvRow) {
+  const rawJson = `{"key":${JSON.stringify(row.key)},"value":${row.value},"etag":${JSON.stringify(row.etag)},"modified_at":"${row.modified_at}"}`;
+  return { status: 200, rawJson, etag: row.etag };
+}

@@ -1,0 +1,3 @@
+export { createSessionsStore } from './store';
+export type { SessionsStore } from './store';
+export { sessionRoutes } from './routes';

@@ -1,0 +1,157 @@
+import type { Db } from '../db/open';
+import { ApiError } from '../core/errors';
+import { checkIfMatch, newEtag, type IfMatch } from '../core/etag';
+import { applyMergePatch, type Json, type JsonObject } from '../core/merge-patch';
+import { documentText, requireDocument } from '../core/document';
+import { newId } from '../core/ids';
+import { nowIso } from '../core/time';
+import type { StudiosStore } from '../studios';
+
+/**
+ * All SQL of sessions. Writes are immediate transactions that check, in this
+ * order: existence (404), If-Match (409), the name (409 `name_taken`), the
+ * kv_bytes quota (429); then write. Soft-deleted sessions are invisible here.
+ */
+
+export interface SessionRow {
+  id: string;
+  studio_id: string;
+  name: string;
+  state: string;
+  state_size: number;
+  etag: string;
+  opened_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Position in the list order: opened_at desc (never opened last), created_at desc, id desc. */
+export type SessionPosition = [string, string, string];
+
+export function positionOf(row: SessionRow): SessionPosition {
+  return [row.opened_at ?? '', row.created_at, row.id];
+}
+
+export function createSessionsStore(db: Db, studios: StudiosStore) {
+  const columns = 'id, studio_id, name, state, state_size, etag, opened_at, created_at, updated_at';
+  const order = `ORDER BY coalesce(opened_at, '') DESC, created_at DESC, id DESC`;
+  const stmts = {
+    get: db.prepare<[string, string], SessionRow>(
+      `SELECT ${columns} FROM sessions WHERE id = ? AND studio_id = ? AND deleted_at IS NULL`,
+    ),
+    nameTaken: db.prepare<[string, string], { id: string }>(
+      'SELECT id FROM sessions WHERE studio_id = ? AND name = ? AND deleted_at IS NULL',
+    ),
+    first: db.prepare<[string, number], SessionRow>(
+      `SELECT ${columns} FROM sessions WHERE studio_id = ? AND deleted_at IS NULL ${order} LIMIT ?`,
+    ),
+    after: db.prepare<[string, string, string, string, number], SessionRow>(
+      `SELECT ${columns} FROM sessions WHERE studio_id = ? AND deleted_at IS NULL
+         AND (coalesce(opened_at, ''), created_at, id) < (?, ?, ?) ${order} LIMIT ?`,
+    ),
+    insert: db.prepare(
+      `INSERT INTO sessions (id, studio_id, name, state, state_size, etag, opened_at, created_at, updated_at)
+       VALUES (@id, @studio_id, @name, @state, @state_size, @etag, @opened_at, @created_at, @updated_at)`,
+    ),
+    update: db.prepare(
+      `UPDATE sessions SET name = @name, state = @state, state_size = @state_size, etag = @etag, updated_at = @updated_at
+       WHERE id = @id`,
+    ),
+    activate: db.prepare('UPDATE sessions SET opened_at = ? WHERE id = ?'),
+    softDelete: db.prepare('UPDATE sessions SET deleted_at = ? WHERE id = ?'),
+  };
+
+  function live(studioId: string, id: string): SessionRow {
+    const row = stmts.get.get(id, studioId);
+    if (!row) throw ApiError.notFound('The session');
+    return row;
+  }
+
+  function claimName(studioId: string, name: string, self: string | null): void {
+    const holder = stmts.nameTaken.get(studioId, name);
+    if (holder && holder.id !== self) throw ApiError.nameTaken(name);
+  }
+
+  function insert(studioId: string, name: string, state: JsonObject): SessionRow {
+    claimName(studioId, name, null);
+    const { text, size } = documentText(state);
+    studios.checkQuota(studioId, 'kv_bytes', size);
+    const now = nowIso();
+    const row: SessionRow = {
+      id: newId(),
+      studio_id: studioId,
+      name,
+      state: text,
+      state_size: size,
+      etag: newEtag(),
+      opened_at: null,
+      created_at: now,
+      updated_at: now,
+    };
+    stmts.insert.run(row);
+    return row;
+  }
+
+  return {
+    get(studioId: string, id: string): SessionRow {
+      return live(studioId, id);
+    },
+
+    list(studioId: string, after: SessionPosition | null, limit: number): SessionRow[] {
+      return after ? stmts.after.all(studioId, ...after, limit) : stmts.first.all(studioId, limit);
+    },
+
+    create(studioId: string, name: string, state: unknown): SessionRow {
+      const doc = state === undefined ? {} : requireDocument(state, 'The session state');
+      return db.transaction(() => insert(studioId, name, doc)).immediate();
+    },
+
+    patch(studioId: string, id: string, patch: { name?: string; state?: unknown }, ifMatch: IfMatch): SessionRow {
+      const statePatch = patch.state === undefined ? undefined : requireDocument(patch.state, 'The session state');
+      return db
+        .transaction(() => {
+          const current = live(studioId, id);
+          checkIfMatch(ifMatch, current.etag);
+          const name = patch.name ?? current.name;
+          if (name !== current.name) claimName(studioId, name, id);
+          let { state, state_size } = current;
+          if (statePatch) {
+            const merged = applyMergePatch(JSON.parse(current.state) as Json, statePatch);
+            ({ text: state, size: state_size } = documentText(requireDocument(merged, 'The session state')));
+            studios.checkQuota(studioId, 'kv_bytes', state_size - current.state_size);
+          }
+          const row: SessionRow = { ...current, name, state, state_size, etag: newEtag(), updated_at: nowIso() };
+          stmts.update.run(row);
+          return row;
+        })
+        .immediate();
+    },
+
+    delete(studioId: string, id: string, ifMatch: IfMatch): void {
+      db.transaction(() => {
+        const current = live(studioId, id);
+        checkIfMatch(ifMatch, current.etag);
+        stmts.softDelete.run(nowIso(), id);
+      }).immediate();
+    },
+
+    /** Sets `opened_at`; state, etag and updated_at stay as they are. */
+    activate(studioId: string, id: string): void {
+      db.transaction(() => {
+        live(studioId, id);
+        stmts.activate.run(nowIso(), id);
+      }).immediate();
+    },
+
+    duplicate(studioId: string, id: string, name: string): SessionRow {
+      return db
+        .transaction(() => {
+          const source = live(studioId, id);
+          return insert(studioId, name, JSON.parse(source.state) as JsonObject);
+        })
+        .immediate();
+    },
+  };
+}
+
+export type SessionsStore = ReturnType<typeof createSessionsStore>;

@@ -1,0 +1,2 @@
+export { createStudiosStore, DEFAULT_QUOTA_KV_BYTES, DEFAULT_QUOTA_RECORDS } from './store';
+export type { Studio, StudiosStore, QuotaName } from './store';

@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openAdmin } from '../service/admin';
 import { createService, type ServiceOptions } from '../service/app';
 import { CAPABILITIES } from '../service/core/auth';
+import { STUDIO_ID_PATTERN } from '../service/core/origin';
 import { defaultDataDir } from '../service/data-dir';
 
 /**
@@ -147,6 +148,9 @@ function studio(args: string[]): void {
   const quotas: Options = { 'quota-records': { type: 'string' }, 'quota-kv-bytes': { type: 'string' } };
   if (sub === 'add') {
     const { values, positionals, dataDir } = parse(rest, { ...quotas, name: { type: 'string' } }, 1, HELP['studio add']!);
+    if (!STUDIO_ID_PATTERN.test(positionals[0]!)) {
+      throw new UsageError(`The studio id "${positionals[0]}" must match ${STUDIO_ID_PATTERN.source}.`);
+    }
     const input = {
       id: positionals[0]!,
       name: values.name as string | undefined,

@@ -116,7 +116,8 @@ export function createService(options: ServiceOptions): Service {
     routes,
     listen(requested: number) {
       return new Promise((resolve, reject) => {
-        const s = createServer(callback);
+        // Our Host guard answers a missing Host itself, with the error body (403 bad_origin).
+        const s = createServer({ requireHostHeader: false }, callback);
         s.on('connection', (socket) => {
           sockets.add(socket);
           socket.on('close', () => sockets.delete(socket));

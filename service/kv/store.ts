@@ -34,18 +34,20 @@ export interface KvAddress {
   key: string;
 }
 
+/** The hot reads, exported so a test can check their query plans. */
+export const KV_SQL = {
+  get: 'SELECT key, value, size, etag, writer, modified_at FROM kv WHERE scope = ? AND ns = ? AND key = ?',
+  // Keys compare as UTF-8 bytes; no valid UTF-8 byte is 0xF5 or above, so
+  // prefix || 0xF5 bounds every key that starts with the prefix.
+  list: `SELECT key, size, modified_at FROM kv
+    WHERE scope = ? AND ns = ? AND key >= ? AND key < (? || CAST(x'F5' AS TEXT)) AND key > ?
+    ORDER BY key LIMIT ?`,
+};
+
 export function createKvStore(db: Db, studios: StudiosStore) {
   const stmts = {
-    get: db.prepare<[string, string, string], KvRow>(
-      'SELECT key, value, size, etag, writer, modified_at FROM kv WHERE scope = ? AND ns = ? AND key = ?',
-    ),
-    // Keys compare as UTF-8 bytes; no valid UTF-8 byte is 0xF5 or above, so
-    // prefix || 0xF5 bounds every key that starts with the prefix.
-    list: db.prepare<[string, string, string, string, string, number], KvEntry>(
-      `SELECT key, size, modified_at FROM kv
-       WHERE scope = ? AND ns = ? AND key >= ? AND key < (? || CAST(x'F5' AS TEXT)) AND key > ?
-       ORDER BY key LIMIT ?`,
-    ),
+    get: db.prepare<[string, string, string], KvRow>(KV_SQL.get),
+    list: db.prepare<[string, string, string, string, string, number], KvEntry>(KV_SQL.list),
     upsert: db.prepare(
       `INSERT INTO kv (scope, ns, key, value, size, etag, writer, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (scope, ns, key) DO UPDATE SET

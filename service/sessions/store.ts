@@ -32,23 +32,25 @@ export function positionOf(row: SessionRow): SessionPosition {
   return [row.opened_at ?? '', row.created_at, row.id];
 }
 
+const columns = 'id, studio_id, name, state, state_size, etag, opened_at, created_at, updated_at';
+const order = `ORDER BY coalesce(opened_at, '') DESC, created_at DESC, id DESC`;
+
+/** The hot reads, exported so a test can check their query plans. */
+export const SESSIONS_SQL = {
+  first: `SELECT ${columns} FROM sessions WHERE studio_id = ? AND deleted_at IS NULL ${order} LIMIT ?`,
+  after: `SELECT ${columns} FROM sessions WHERE studio_id = ? AND deleted_at IS NULL
+    AND (coalesce(opened_at, ''), created_at, id) < (?, ?, ?) ${order} LIMIT ?`,
+  nameTaken: 'SELECT id FROM sessions WHERE studio_id = ? AND name = ? AND deleted_at IS NULL',
+};
+
 export function createSessionsStore(db: Db, studios: StudiosStore) {
-  const columns = 'id, studio_id, name, state, state_size, etag, opened_at, created_at, updated_at';
-  const order = `ORDER BY coalesce(opened_at, '') DESC, created_at DESC, id DESC`;
   const stmts = {
     get: db.prepare<[string, string], SessionRow>(
       `SELECT ${columns} FROM sessions WHERE id = ? AND studio_id = ? AND deleted_at IS NULL`,
     ),
-    nameTaken: db.prepare<[string, string], { id: string }>(
-      'SELECT id FROM sessions WHERE studio_id = ? AND name = ? AND deleted_at IS NULL',
-    ),
-    first: db.prepare<[string, number], SessionRow>(
-      `SELECT ${columns} FROM sessions WHERE studio_id = ? AND deleted_at IS NULL ${order} LIMIT ?`,
-    ),
-    after: db.prepare<[string, string, string, string, number], SessionRow>(
-      `SELECT ${columns} FROM sessions WHERE studio_id = ? AND deleted_at IS NULL
-         AND (coalesce(opened_at, ''), created_at, id) < (?, ?, ?) ${order} LIMIT ?`,
-    ),
+    nameTaken: db.prepare<[string, string], { id: string }>(SESSIONS_SQL.nameTaken),
+    first: db.prepare<[string, number], SessionRow>(SESSIONS_SQL.first),
+    after: db.prepare<[string, string, string, string, number], SessionRow>(SESSIONS_SQL.after),
     insert: db.prepare(
       `INSERT INTO sessions (id, studio_id, name, state, state_size, etag, opened_at, created_at, updated_at)
        VALUES (@id, @studio_id, @name, @state, @state_size, @etag, @opened_at, @created_at, @updated_at)`,

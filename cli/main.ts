@@ -1,8 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { openAdmin } from '../service/admin';
+import { openAdmin, STUDIO_ID_PATTERN } from '../service/admin';
 import { createService, type ServiceOptions } from '../service/app';
 import { CAPABILITIES } from '../service/core/auth';
-import { STUDIO_ID_PATTERN } from '../service/core/origin';
 import { defaultDataDir } from '../service/data-dir';
 
 /**

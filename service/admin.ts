@@ -2,6 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { isCapability } from './core/auth';
 import { ApiError } from './core/errors';
 import { STUDIO_ID_PATTERN } from './core/origin';
+
+export { STUDIO_ID_PATTERN };
 import { openDatabase } from './db/open';
 import { studioDirs } from './data-dir';
 import { createStudiosStore } from './studios';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from './errors';
 
 /**
- * Etags are opaque: 16 random bytes, base64url. The body member `etag` is the
+ * Etags are opaque: 12 random bytes, base64url (16 characters). The body member `etag` is the
  * bare value; the `ETag` header carries it quoted (decisions §2).
  */
 export function newEtag(): string {
@@ -28,6 +28,7 @@ export function parseIfMatch(header: string | undefined): IfMatch {
   for (const raw of text.split(',')) {
     const part = raw.trim();
     if (part === '') continue;
+    if (part === '*') throw ApiError.badRequest('If-Match: * cannot be part of a list.');
     if (/^W\//i.test(part)) continue;
     const quoted = /^"([^"]*)"$/.exec(part);
     if (quoted) etags.push(quoted[1]!);

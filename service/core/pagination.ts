@@ -21,7 +21,7 @@ export const pageQuery = {
     .transform(Number)
     .refine((n) => n >= 1 && n <= MAX_LIMIT, 'limit must be an integer from 1 to 500')
     .optional()
-    .meta({ description: 'Page size, 1..500 (default 50).', type: 'integer' }),
+    .meta({ description: 'Page size, 1..500 (default 50).', type: 'integer', minimum: 1, maximum: MAX_LIMIT }),
   cursor: z.string().max(4096).optional().meta({ description: 'The previous page\'s `next_cursor`, unchanged.' }),
 };
 
@@ -45,8 +45,11 @@ export class CursorCodec {
     const dot = cursor.indexOf('.');
     if (dot <= 0) throw ApiError.badCursor();
     const payload = cursor.slice(0, dot);
-    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
-    const expected = Buffer.from(this.sign(binding, payload), 'base64url');
+    // Compare the signature as text: base64url decoding is lenient (padding,
+    // stray characters, unused low bits), so bytes alone would let altered
+    // text through.
+    const given = Buffer.from(cursor.slice(dot + 1), 'latin1');
+    const expected = Buffer.from(this.sign(binding, payload), 'latin1');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw ApiError.badCursor();
     let position: unknown;
     try {

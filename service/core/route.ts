@@ -11,9 +11,10 @@ import { parseIfMatch, quoteEtag, type IfMatch } from './etag';
  * gives, and a handler. The same table registers the router and generates the
  * OpenAPI document, so the reference cannot drift from the code.
  *
- * Order of checks (decisions §2): the capability, then params, query and body
- * (400 / 413), then the handler (404, 409, 422 ...). Host, Origin and the token
- * were checked by the app before routing.
+ * Order of checks (decisions §2, §11): the capability, then params and query
+ * (400), then whether the caller may see the resource (404), then the body
+ * (400 / 413), then the handler (404, 409, 422 ...). Host, Origin and the
+ * token were checked by the app before routing.
  */
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -46,6 +47,12 @@ export interface Route<P = any, Q = any, B = any> {
   extraCapabilities?: (rawParams: Record<string, string>) => Capability[];
   params?: ZodType<P>;
   query?: ZodType<Q>;
+  /**
+   * For operations on an existing resource: throws 404 when the caller may not
+   * see it. Runs before the body is read, because something the caller may not
+   * see is 404 before any other answer about it (decisions §11).
+   */
+  visible?: (input: { params: P; principal: Principal }) => void;
   body?: ZodType<B>;
   /** Body media type for the reference (default application/json). */
   bodyType?: 'application/json' | 'application/merge-patch+json';
@@ -84,6 +91,7 @@ async function dispatch(r: Route, ctx: Context, options: BindOptions): Promise<v
 
   const params = r.params ? parseWith(r.params, rawParams, 'path') : rawParams;
   const query = r.query ? parseWith(r.query, ctx.query, 'query') : {};
+  r.visible?.({ params, principal });
   const body = r.body ? parseWith(r.body, await readJsonBody(ctx.req, options.bodyLimit()), 'body') : undefined;
   const ifMatch = parseIfMatch(ctx.get('If-Match') || undefined);
 

@@ -15,7 +15,7 @@ export function parseInstant(text: string): string | null {
   const m = RFC3339.exec(text);
   if (!m) return null;
   const [, , mo, d, h, mi, s] = m;
-  if (+mo! < 1 || +mo! > 12 || +d! < 1 || +d! > 31 || +h! > 23 || +mi! > 59 || +s! > 60) return null;
+  if (+mo! < 1 || +mo! > 12 || +d! < 1 || +d! > 31 || +h! > 23 || +mi! > 59 || +s! > 59) return null;
   const ms = Date.parse(text);
   if (Number.isNaN(ms)) return null;
   const date = new Date(ms);

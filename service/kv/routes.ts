@@ -80,6 +80,9 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
       capability: 'kv',
       extraCapabilities: sharedNeedsCap,
       params: keyParams,
+      visible: ({ params, principal }) => {
+        if (!kv.get(addressOf(principal, params))) throw ApiError.notFound(`The key "${params.key}"`);
+      },
       body: documentBody,
       bodyType: 'application/merge-patch+json',
       headers: [ifMatchHeader],

@@ -1,0 +1,221 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import ts from 'typescript';
+
+/**
+ * Dependency direction, checked (style.md practice 1; VS Code enforces its
+ * layers the same way). The scan reads the TypeScript sources, not dist/.
+ *
+ * - service/core and service/db import no domain (any other folder directly
+ *   under service/, media included) and neither service/app nor service/admin.
+ * - A domain imports core, db, media, its own folder, and another domain only
+ *   through that domain's index.ts. service/app.ts and friends also reach a
+ *   domain only through its index.ts.
+ * - Nothing under service/ imports main/, cli/, renderer/ or 'electron'.
+ * - main/ imports from service/ only service/app and service/data-dir.
+ * - cli/ imports from service/ only service/app, service/admin,
+ *   service/data-dir and service/core/auth.
+ * - renderer/ imports nothing from main/ or service/ (it talks HTTP only).
+ */
+
+const ROOT = path.resolve(__dirname, '..', '..');
+
+const TS = /\.(ts|tsx|mts|cts)$/;
+const SCANNED: { dir: string; pattern: RegExp }[] = [
+  { dir: 'main', pattern: TS },
+  { dir: 'cli', pattern: TS },
+  { dir: 'service', pattern: TS },
+  { dir: 'renderer', pattern: /\.(ts|tsx|mts|cts|js|mjs|cjs)$/ },
+];
+
+/** Folders directly under service/ that are not domains. */
+const BASE = new Set(['core', 'db']);
+/** What every domain may use besides its own folder. */
+const SHARED = new Set(['core', 'db', 'media']);
+const MAIN_MAY_USE = new Set(['service/app', 'service/data-dir']);
+const CLI_MAY_USE = new Set(['service/app', 'service/admin', 'service/data-dir', 'service/core/auth']);
+
+export interface SourceFile {
+  /** Root-relative, '/'-separated, with its extension. */
+  file: string;
+  /** Import specifiers exactly as written. */
+  imports: string[];
+}
+
+type Target = { kind: 'package'; name: string } | { kind: 'module'; path: string };
+
+/** A place under service/: a top-level module (app, admin, data-dir) or a folder and the path inside it. */
+type ServicePlace = { top: string } | { folder: string; inner: string };
+
+const stripExtension = (p: string) => p.replace(/\.(ts|tsx|mts|cts|js|mjs|cjs|json)$/, '');
+
+function resolveTarget(file: string, spec: string): Target {
+  if (!spec.startsWith('.')) return { kind: 'package', name: spec };
+  const joined = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
+  return { kind: 'module', path: stripExtension(joined).replace(/\/$/, '') };
+}
+
+function servicePlace(modulePath: string, topModules: Set<string>): ServicePlace | null {
+  const [area, name, ...rest] = modulePath.split('/');
+  if (area !== 'service' || name === undefined) return null;
+  if (rest.length === 0 && topModules.has(name)) return { top: name };
+  return { folder: name, inner: rest.join('/') };
+}
+
+const isIndex = (place: { inner: string }) => place.inner === '' || place.inner === 'index';
+
+/** Why `file` may not import `spec`, or null when it may. */
+function ruleBroken(file: string, spec: string, topModules: Set<string>): string | null {
+  const area = file.split('/')[0];
+  const target = resolveTarget(file, spec);
+  if (target.kind === 'package') {
+    const electron = target.name === 'electron' || target.name.startsWith('electron/');
+    return area === 'service' && electron ? 'service/ is a plain Node library; Electron never appears under it' : null;
+  }
+  const toArea = target.path.split('/')[0];
+  const to = servicePlace(target.path, topModules);
+  switch (area) {
+    case 'service': {
+      if (toArea === 'main' || toArea === 'cli' || toArea === 'renderer') return 'nothing under service/ imports main/, cli/ or renderer/';
+      if (!to) return null;
+      const me = servicePlace(stripExtension(file), topModules)!;
+      if ('top' in me) {
+        return 'folder' in to && !SHARED.has(to.folder) && !isIndex(to) ? 'a domain is reached only through its index.ts' : null;
+      }
+      if ('folder' in to && to.folder === me.folder) return null;
+      if (BASE.has(me.folder)) {
+        if ('top' in to) return to.top === 'app' || to.top === 'admin' ? `service/${me.folder} imports neither service/app nor service/admin` : null;
+        return BASE.has(to.folder) ? null : `service/${me.folder} imports no domain`;
+      }
+      if ('top' in to) return 'a domain imports only core, db, media and other domains through their index.ts';
+      if (SHARED.has(to.folder) || isIndex(to)) return null;
+      return `another domain is reached only through its index.ts (service/${to.folder})`;
+    }
+    case 'main':
+      return toArea === 'service' && !MAIN_MAY_USE.has(target.path) ? 'main/ imports from service/ only service/app and service/data-dir' : null;
+    case 'cli':
+      return toArea === 'service' && !CLI_MAY_USE.has(target.path)
+        ? 'cli/ imports from service/ only service/app, service/admin, service/data-dir and service/core/auth'
+        : null;
+    case 'renderer':
+      return toArea === 'main' || toArea === 'service' ? 'renderer/ talks to the service over HTTP only' : null;
+    default:
+      return null;
+  }
+}
+
+/** Every broken rule, as "X may not import Y (why)". Pure over the scanned list. */
+export function findViolations(files: readonly SourceFile[]): string[] {
+  const topModules = new Set(
+    files.map((f) => /^service\/([^/]+)\.[a-z]+$/.exec(f.file)?.[1]).filter((name): name is string => name !== undefined),
+  );
+  const found: string[] = [];
+  for (const { file, imports } of files) {
+    for (const spec of imports) {
+      const why = ruleBroken(file, spec, topModules);
+      if (why) found.push(`${file} may not import ${spec} (${why})`);
+    }
+  }
+  return found;
+}
+
+/** Import, export-from, require() and import() specifiers; comments and strings are not mistaken for them. */
+export function extractImports(source: string): string[] {
+  return ts.preProcessFile(source, true, true).importedFiles.map((f) => f.fileName);
+}
+
+function scanSources(root: string): SourceFile[] {
+  const files: SourceFile[] = [];
+  const walk = (rel: string, pattern: RegExp) => {
+    for (const entry of readdirSync(path.join(root, rel), { withFileTypes: true })) {
+      const child = `${rel}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules' && entry.name !== 'dist') walk(child, pattern);
+      } else if (pattern.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+        files.push({ file: child, imports: extractImports(readFileSync(path.join(root, child), 'utf8')) });
+      }
+    }
+  };
+  for (const { dir, pattern } of SCANNED) {
+    if (existsSync(path.join(root, dir))) walk(dir, pattern);
+  }
+  return files;
+}
+
+describe('architecture', () => {
+  test('the sources respect the dependency direction', () => {
+    const files = scanSources(ROOT);
+    const names = files.map((f) => f.file);
+    // Guards against scanning the wrong tree (dist/, or nothing) and passing vacuously.
+    assert.ok(names.includes('service/app.ts'), `service/app.ts not found under ${ROOT}`);
+    assert.ok(names.includes('service/core/errors.ts'), `service/core/errors.ts not found under ${ROOT}`);
+    assert.ok(files.some((f) => f.imports.length > 0), 'no imports were found at all');
+    const violations = findViolations(files);
+    assert.deepEqual(violations, [], `\n${violations.join('\n')}`);
+  });
+
+  test('self-check: the scanner reports every kind of violation in a synthetic tree', () => {
+    const tree: SourceFile[] = [
+      { file: 'service/app.ts', imports: ['koa', './core/errors', './db/open', './kv', './studios/index', './kv/store', '../main/paths'] },
+      { file: 'service/admin.ts', imports: ['./core/auth', './studios'] },
+      { file: 'service/data-dir.ts', imports: ['node:path'] },
+      { file: 'service/core/errors.ts', imports: [] },
+      { file: 'service/core/route.ts', imports: ['./errors', '../db/open', '../data-dir', '../kv', '../media/run', '../app', '../admin'] },
+      { file: 'service/db/open.ts', imports: ['better-sqlite3', '../core/errors', './migrations', '../sessions/store'] },
+      {
+        file: 'service/kv/store.ts',
+        imports: [
+          'zod', 'node:fs', './schema', './index', '../core/errors', '../db/open', '../media/probe',
+          '../studios', '../studios/', '../studios/index', '../studios/index.js', '../studios/store', '../app', '../data-dir',
+        ],
+      },
+      { file: 'service/media/run.ts', imports: ['node:child_process', '../core/errors', './resolve', '../jobs', '../jobs/store', 'electron'] },
+      { file: 'service/jobs/index.ts', imports: ['./store', 'electron/main', '../../cli/main', '../../renderer/app.js'] },
+      { file: 'main/main.ts', imports: ['electron', '../service/app', '../service/data-dir', '../service/kv', '../service/core/auth'] },
+      { file: 'cli/main.ts', imports: ['../service/app', '../service/admin', '../service/data-dir', '../service/core/auth', '../service/core/errors'] },
+      { file: 'renderer/launcher/app.js', imports: ['./util.js', '../../service/core/errors', '../../main/preload'] },
+    ];
+    assert.deepEqual(findViolations(tree), [
+      'service/app.ts may not import ./kv/store (a domain is reached only through its index.ts)',
+      'service/app.ts may not import ../main/paths (nothing under service/ imports main/, cli/ or renderer/)',
+      'service/core/route.ts may not import ../kv (service/core imports no domain)',
+      'service/core/route.ts may not import ../media/run (service/core imports no domain)',
+      'service/core/route.ts may not import ../app (service/core imports neither service/app nor service/admin)',
+      'service/core/route.ts may not import ../admin (service/core imports neither service/app nor service/admin)',
+      'service/db/open.ts may not import ../sessions/store (service/db imports no domain)',
+      'service/kv/store.ts may not import ../studios/store (another domain is reached only through its index.ts (service/studios))',
+      'service/kv/store.ts may not import ../app (a domain imports only core, db, media and other domains through their index.ts)',
+      'service/kv/store.ts may not import ../data-dir (a domain imports only core, db, media and other domains through their index.ts)',
+      'service/media/run.ts may not import ../jobs/store (another domain is reached only through its index.ts (service/jobs))',
+      'service/media/run.ts may not import electron (service/ is a plain Node library; Electron never appears under it)',
+      'service/jobs/index.ts may not import electron/main (service/ is a plain Node library; Electron never appears under it)',
+      'service/jobs/index.ts may not import ../../cli/main (nothing under service/ imports main/, cli/ or renderer/)',
+      'service/jobs/index.ts may not import ../../renderer/app.js (nothing under service/ imports main/, cli/ or renderer/)',
+      'main/main.ts may not import ../service/kv (main/ imports from service/ only service/app and service/data-dir)',
+      'main/main.ts may not import ../service/core/auth (main/ imports from service/ only service/app and service/data-dir)',
+      'cli/main.ts may not import ../service/core/errors (cli/ imports from service/ only service/app, service/admin, service/data-dir and service/core/auth)',
+      'renderer/launcher/app.js may not import ../../service/core/errors (renderer/ talks to the service over HTTP only)',
+      'renderer/launcher/app.js may not import ../../main/preload (renderer/ talks to the service over HTTP only)',
+    ]);
+  });
+
+  test('self-check: import extraction sees every form and ignores comments and strings', () => {
+    const source = [
+      "// import a from '../commented';",
+      "/* require('../block') */",
+      "import x, { type Y } from './a';",
+      "import type { Z } from '../b/index';",
+      "export * from './c';",
+      "export { d } from './d';",
+      "import './side';",
+      "import e = require('./e');",
+      "const f = require('./f');",
+      "const g = import('./g');",
+      "const s = \"import q from '../in-string'\";",
+      'const re = /^W\\//i;',
+    ].join('\n');
+    assert.deepEqual(extractImports(source), ['./a', '../b/index', './c', './d', './side', './e', './f', './g']);
+  });
+});

@@ -22,6 +22,7 @@ import { createSessionsStore, sessionRoutes } from './sessions';
 
 export const API_PREFIX = '/api/v1';
 export const MiB = 1024 * 1024;
+export const SERVICE_VERSION = '0.1.0';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -51,6 +52,8 @@ export interface Service {
   /** Stops accepting, ends open connections, closes the database. */
   close(): Promise<void>;
   routes: readonly Route[];
+  /** The OpenAPI 3.1 document served at /api/v1/openapi.json. */
+  openapi: Record<string, unknown>;
 }
 
 export function createService(options: ServiceOptions): Service {
@@ -71,7 +74,8 @@ export function createService(options: ServiceOptions): Service {
   ];
 
   let port = 0;
-  const openapi = JSON.stringify(buildOpenApi(routes, { version: '0.1.0' }));
+  const openapi = buildOpenApi(routes, { version: SERVICE_VERSION });
+  const openapiText = JSON.stringify(openapi);
   const router = new Router({ prefix: API_PREFIX, sensitive: true, strict: true });
   bindRoutes(router, routes, { bodyLimit: () => config.bodyLimit });
 
@@ -90,7 +94,7 @@ export function createService(options: ServiceOptions): Service {
   app.use(async (ctx, next) => {
     if (ctx.path === `${API_PREFIX}/openapi.json` && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
       ctx.type = 'application/json';
-      ctx.body = openapi;
+      ctx.body = openapiText;
       return;
     }
     const principal = authenticate(ctx.get('Authorization') || undefined, studios.resolveToken);
@@ -114,6 +118,7 @@ export function createService(options: ServiceOptions): Service {
     config,
     callback,
     routes,
+    openapi,
     listen(requested: number) {
       return new Promise((resolve, reject) => {
         // Our Host guard answers a missing Host itself, with the error body (403 bad_origin).

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startService, type TestService } from './helpers/service';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, startService, type TestService } from './helpers/service';
 import { send } from './helpers/http';
 import { assertError, runScenarios, type ScenarioEnv } from './helpers/scenario';
 
@@ -180,6 +182,12 @@ describe('answers', () => {
       assert.ok(res.json.paths[path], `missing ${path}`);
     }
     assert.deepEqual(Object.keys(res.json.paths['/kv/{ns}/{key}']).sort(), ['delete', 'get', 'patch', 'put']);
+  });
+
+  test('docs/openapi.json is the document the service serves (run `npm run docs` after changing routes)', async () => {
+    const res = await send(env.port, { path: '/api/v1/openapi.json' });
+    const committed = JSON.parse(readFileSync(join(ROOT, 'docs', 'openapi.json'), 'utf8'));
+    assert.deepEqual(res.json, committed);
   });
 
   test('the OpenAPI document is refused to a foreign origin too', async () => {

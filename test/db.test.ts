@@ -6,8 +6,9 @@ import Database from 'better-sqlite3';
 import { openDatabase } from '../service/db/open';
 import { migrate, type Migration } from '../service/db/migrate';
 import { MIGRATIONS } from '../service/db/migrations';
-import { KV_SQL } from '../service/kv';
-import { SESSIONS_SQL } from '../service/sessions';
+import { createKvStore, KV_SQL } from '../service/kv';
+import { createSessionsStore, SESSIONS_SQL } from '../service/sessions';
+import { createStudiosStore } from '../service/studios';
 import { tempDir } from './helpers/service';
 
 /** Storage: one database per data dir, its settings, migrations, and query plans. */
@@ -67,22 +68,43 @@ test('every migration applies on its own, in order, from an empty database', () 
   }
 });
 
-test('usage triggers keep kv_bytes exact across kv and session writes', () => {
+test('usage counters stay equal to what is stored, through every kind of write', () => {
   const db = openDatabase(tempDir());
-  db.prepare("INSERT INTO studios (id, name, quota_records, quota_kv_bytes, created_at) VALUES ('s', 's', 1, 1000, 'now')").run();
-  db.prepare("INSERT INTO studios (id, name, quota_records, quota_kv_bytes, created_at) VALUES ('t', 't', 1, 1000, 'now')").run();
-  const used = (id: string) => (db.prepare('SELECT kv_bytes_used AS n FROM studios WHERE id = ?').get(id) as { n: number }).n;
-  db.prepare("INSERT INTO kv VALUES ('s', 'n', 'k', '{}', 10, 'e', 's', 'now')").run();
-  db.prepare("UPDATE kv SET size = 25 WHERE key = 'k'").run();
-  assert.equal(used('s'), 25);
-  db.prepare("UPDATE kv SET writer = 't', size = 5 WHERE key = 'k'").run();
-  assert.deepEqual([used('s'), used('t')], [0, 5]);
-  db.prepare("INSERT INTO sessions (id, studio_id, name, state, state_size, etag, created_at, updated_at) VALUES ('a', 't', 'n', '{}', 7, 'e', 'now', 'now')").run();
-  assert.equal(used('t'), 12);
-  db.prepare("UPDATE sessions SET deleted_at = 'now' WHERE id = 'a'").run();
-  assert.equal(used('t'), 5);
-  db.prepare("DELETE FROM kv WHERE key = 'k'").run();
-  assert.equal(used('t'), 0);
+  const studios = createStudiosStore(db);
+  for (const id of ['s', 't']) studios.add({ id, name: id, quotaKvBytes: 10_000 });
+  const kv = createKvStore(db, studios);
+  const sessions = createSessionsStore(db, studios);
+  const any = { kind: 'absent' } as const;
+  const counted = (id: string) =>
+    (db.prepare('SELECT kv_bytes_used AS n FROM studios WHERE id = ?').get(id) as { n: number }).n;
+  const stored = (id: string) =>
+    (db.prepare(
+      `SELECT (SELECT coalesce(sum(size), 0) FROM kv WHERE writer = @id)
+            + (SELECT coalesce(sum(state_size), 0) FROM sessions WHERE studio_id = @id AND deleted_at IS NULL) AS n`,
+    ).get({ id }) as { n: number }).n;
+  const check = (step: string) => {
+    for (const id of ['s', 't']) assert.equal(counted(id), stored(id), `${step}: studio ${id}`);
+  };
+  kv.put({ scope: 's', ns: 'n', key: 'a' }, 's', { v: 'x'.repeat(50) }, any);
+  check('insert');
+  kv.put({ scope: 's', ns: 'n', key: 'a' }, 's', { v: 'x' }, any);
+  check('shrink');
+  kv.patch({ scope: 's', ns: 'n', key: 'a' }, 's', { w: 'y'.repeat(20) }, any);
+  check('patch');
+  kv.put({ scope: '', ns: 'shared', key: 'k' }, 's', { v: 1 }, any);
+  kv.put({ scope: '', ns: 'shared', key: 'k' }, 't', { v: 'taken over' }, any);
+  check('shared write moves the bytes to the last writer');
+  assert.throws(() => kv.put({ scope: 's', ns: 'n', key: 'big' }, 's', { v: 'z'.repeat(20_000) }, any), { code: 'quota_exceeded' });
+  check('refused write');
+  const session = sessions.create('t', 'one', { a: [1, 2, 3] });
+  sessions.patch('t', session.id, { state: { b: 'more' } }, any);
+  const copy = sessions.duplicate('t', session.id, 'two');
+  check('sessions');
+  sessions.delete('t', copy.id, any);
+  kv.delete({ scope: '', ns: 'shared', key: 'k' }, any);
+  kv.delete({ scope: 's', ns: 'n', key: 'a' }, any);
+  check('deletes');
+  assert.equal(counted('s'), 0);
   db.close();
 });
 

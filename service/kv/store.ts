@@ -48,23 +48,28 @@ export function createKvStore(db: Db, studios: StudiosStore) {
   const stmts = {
     get: db.prepare<[string, string, string], KvRow>(KV_SQL.get),
     list: db.prepare<[string, string, string, string, string, number], KvEntry>(KV_SQL.list),
-    upsert: db.prepare(
-      `INSERT INTO kv (scope, ns, key, value, size, etag, writer, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (scope, ns, key) DO UPDATE SET
-         value = excluded.value, size = excluded.size, etag = excluded.etag,
-         writer = excluded.writer, modified_at = excluded.modified_at`,
+    insert: db.prepare(
+      'INSERT INTO kv (scope, ns, key, value, size, etag, writer, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    update: db.prepare(
+      'UPDATE kv SET value = ?, size = ?, etag = ?, writer = ?, modified_at = ? WHERE scope = ? AND ns = ? AND key = ?',
     ),
     delete: db.prepare('DELETE FROM kv WHERE scope = ? AND ns = ? AND key = ?'),
   };
 
   function write(at: KvAddress, writer: string, current: KvRow | undefined, doc: Json): KvRow {
     const { text, size } = documentText(requireDocument(doc, 'The document'));
-    // Bytes count toward the last writer: its usage grows by the new size, less
-    // the old size when it was already the one counting it.
-    const delta = size - (current && current.writer === writer ? current.size : 0);
-    studios.checkQuota(writer, 'kv_bytes', delta);
+    // The bytes count toward the last writer: it is charged the new size and
+    // the previous writer refunded the old one (the same studio: the difference).
+    if (current && current.writer !== writer) {
+      studios.charge(writer, 'kv_bytes', size);
+      studios.charge(current.writer, 'kv_bytes', -current.size);
+    } else {
+      studios.charge(writer, 'kv_bytes', size - (current?.size ?? 0));
+    }
     const row: KvRow = { key: at.key, value: text, size, etag: newEtag(), writer, modified_at: nowIso() };
-    stmts.upsert.run(at.scope, at.ns, at.key, text, size, row.etag, writer, row.modified_at);
+    if (current) stmts.update.run(text, size, row.etag, writer, row.modified_at, at.scope, at.ns, at.key);
+    else stmts.insert.run(at.scope, at.ns, at.key, text, size, row.etag, writer, row.modified_at);
     return row;
   }
 
@@ -105,6 +110,7 @@ export function createKvStore(db: Db, studios: StudiosStore) {
         if (!current) throw ApiError.notFound(`The key "${at.key}"`);
         checkIfMatch(ifMatch, current.etag);
         stmts.delete.run(at.scope, at.ns, at.key);
+        studios.charge(current.writer, 'kv_bytes', -current.size);
       }).immediate();
     },
   };

@@ -77,7 +77,7 @@ export function createSessionsStore(db: Db, studios: StudiosStore) {
   function insert(studioId: string, name: string, state: JsonObject): SessionRow {
     claimName(studioId, name, null);
     const { text, size } = documentText(state);
-    studios.checkQuota(studioId, 'kv_bytes', size);
+    studios.charge(studioId, 'kv_bytes', size);
     const now = nowIso();
     const row: SessionRow = {
       id: newId(),
@@ -120,7 +120,7 @@ export function createSessionsStore(db: Db, studios: StudiosStore) {
           if (statePatch) {
             const merged = applyMergePatch(JSON.parse(current.state) as Json, statePatch);
             ({ text: state, size: state_size } = documentText(requireDocument(merged, 'The session state')));
-            studios.checkQuota(studioId, 'kv_bytes', state_size - current.state_size);
+            studios.charge(studioId, 'kv_bytes', state_size - current.state_size);
           }
           const row: SessionRow = { ...current, name, state, state_size, etag: newEtag(), updated_at: nowIso() };
           stmts.update.run(row);
@@ -134,6 +134,7 @@ export function createSessionsStore(db: Db, studios: StudiosStore) {
         const current = live(studioId, id);
         checkIfMatch(ifMatch, current.etag);
         stmts.softDelete.run(nowIso(), id);
+        studios.charge(studioId, 'kv_bytes', -current.state_size);
       }).immediate();
     },
 

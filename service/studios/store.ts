@@ -6,7 +6,9 @@ import { nowIso } from '../core/time';
 /**
  * The studio registry: studios, their quotas and usage, and their tokens.
  * Used by the CLI (add, set, tokens) and by the service (token resolution,
- * quota checks). Nothing here is cached, so CLI changes are seen at once.
+ * quota charges). Quotas are read in every charge and token grants are
+ * re-read after any other connection commits, so CLI changes apply on the
+ * server's next request.
  */
 
 export const DEFAULT_QUOTA_RECORDS = 100_000;
@@ -23,6 +25,9 @@ export interface Studio {
 }
 
 export type QuotaName = 'records' | 'kv_bytes';
+
+/** Live grants kept in memory; far more than a desktop ever has. */
+const TOKEN_CACHE_SIZE = 10_000;
 
 export function createStudiosStore(db: Db) {
   const stmts = {
@@ -43,8 +48,18 @@ export function createStudiosStore(db: Db) {
     usage: db.prepare<[string], { quota_records: number; quota_kv_bytes: number; records_used: number; kv_bytes_used: number }>(
       'SELECT quota_records, quota_kv_bytes, records_used, kv_bytes_used FROM studios WHERE id = ?',
     ),
+    // Check and charge in one statement: no row changes when the quota would be passed.
+    chargeKvBytes: db.prepare(
+      'UPDATE studios SET kv_bytes_used = kv_bytes_used + @delta WHERE id = @id AND (@delta <= 0 OR kv_bytes_used + @delta <= quota_kv_bytes)',
+    ),
+    chargeRecords: db.prepare(
+      'UPDATE studios SET records_used = records_used + @delta WHERE id = @id AND (@delta <= 0 OR records_used + @delta <= quota_records)',
+    ),
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     secret: db.prepare<[], { value: Buffer }>("SELECT value FROM meta WHERE key = 'cursor_secret'"),
   };
+
+  const tokenCache = { version: -1, grants: new Map<string, TokenGrant>() };
 
   return {
     get(id: string): Studio | null {
@@ -88,28 +103,48 @@ export function createStudiosStore(db: Db) {
 
     /** True when a live token was revoked; false when it was unknown or already revoked. */
     revokeToken(token: string): boolean {
+      tokenCache.grants.clear();
       return stmts.revokeToken.run(nowIso(), hashToken(token)).changes > 0;
     },
 
+    /**
+     * The live grant of a token hash. Grants are cached, and the cache is
+     * dropped whenever another connection (the CLI) has committed to the
+     * database since (PRAGMA data_version), so a revocation applies on the
+     * next request without a token query on every request.
+     */
     resolveToken(hash: Buffer): TokenGrant | null {
+      const version = stmts.dataVersion.get()!;
+      if (version !== tokenCache.version) {
+        tokenCache.grants.clear();
+        tokenCache.version = version;
+      }
+      const key = hash.toString('base64');
+      const cached = tokenCache.grants.get(key);
+      if (cached) return cached;
       const row = stmts.resolveToken.get(hash);
       if (!row) return null;
-      return { hash: row.hash, studioId: row.studio_id, capabilities: JSON.parse(row.capabilities) as string[] };
+      const grant = { hash: row.hash, studioId: row.studio_id, capabilities: JSON.parse(row.capabilities) as string[] };
+      if (tokenCache.grants.size >= TOKEN_CACHE_SIZE) tokenCache.grants.clear();
+      tokenCache.grants.set(key, grant);
+      return grant;
     },
 
     /**
-     * Throws 429 `quota_exceeded` when growing the studio's usage by `delta`
-     * would pass its quota. Call inside the write's transaction, before the
-     * write: the counters are exact there (triggers keep them) and no other
-     * writer can interleave. A write that shrinks usage is always allowed.
+     * Charges `delta` to a studio's usage (a negative delta refunds). Throws
+     * 429 `quota_exceeded` when growing usage would pass the quota; a write
+     * that shrinks usage always passes. Call inside the write's transaction,
+     * so the charge and the write commit or roll back together.
      */
-    checkQuota(studioId: string, quota: QuotaName, delta: number): void {
-      if (delta <= 0) return;
+    charge(studioId: string, quota: QuotaName, delta: number): void {
+      if (delta === 0) return;
+      const stmt = quota === 'records' ? stmts.chargeRecords : stmts.chargeKvBytes;
+      if (stmt.run({ delta, id: studioId }).changes > 0) return;
       const row = stmts.usage.get(studioId);
       if (!row) throw ApiError.notFound(`The studio "${studioId}"`);
       const [limit, used] =
         quota === 'records' ? [row.quota_records, row.records_used] : [row.quota_kv_bytes, row.kv_bytes_used];
-      if (used + delta > limit) throw ApiError.quotaExceeded(quota, limit, used);
+      throw ApiError.quotaExceeded(quota, limit, used);
     },
 
     cursorSecret(): Buffer {

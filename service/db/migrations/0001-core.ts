@@ -17,7 +17,7 @@ export const m0001Core: Migration = {
         name TEXT NOT NULL,
         quota_records INTEGER NOT NULL,
         quota_kv_bytes INTEGER NOT NULL,
-        -- usage counters, kept exact by triggers on the tables that count
+        -- usage counters, charged and refunded by the stores inside each write's transaction
         records_used INTEGER NOT NULL DEFAULT 0,
         kv_bytes_used INTEGER NOT NULL DEFAULT 0,
         created_at TEXT NOT NULL

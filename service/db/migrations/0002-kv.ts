@@ -23,16 +23,6 @@ export const m0002Kv: Migration = {
         PRIMARY KEY (scope, ns, key)
       ) STRICT, WITHOUT ROWID;
 
-      CREATE TRIGGER kv_usage_insert AFTER INSERT ON kv BEGIN
-        UPDATE studios SET kv_bytes_used = kv_bytes_used + NEW.size WHERE id = NEW.writer;
-      END;
-      CREATE TRIGGER kv_usage_update AFTER UPDATE OF size, writer ON kv BEGIN
-        UPDATE studios SET kv_bytes_used = kv_bytes_used - OLD.size WHERE id = OLD.writer;
-        UPDATE studios SET kv_bytes_used = kv_bytes_used + NEW.size WHERE id = NEW.writer;
-      END;
-      CREATE TRIGGER kv_usage_delete AFTER DELETE ON kv BEGIN
-        UPDATE studios SET kv_bytes_used = kv_bytes_used - OLD.size WHERE id = OLD.writer;
-      END;
     `);
   },
 };

@@ -3,7 +3,8 @@ import type { Migration } from '../migrate';
 /**
  * Sessions: named state documents per studio. Soft-deleted rows keep their id
  * (items keep naming them) but free their name and stop counting toward
- * kv_bytes. The list index serves the order opened_at desc (never-opened last),
+ * kv_bytes (the sessions store charges and refunds studios.kv_bytes_used in
+ * each write's transaction). The list index serves the order opened_at desc (never-opened last),
  * created_at desc, id desc.
  */
 export const m0003Sessions: Migration = {
@@ -27,15 +28,6 @@ export const m0003Sessions: Migration = {
       CREATE INDEX sessions_list ON sessions(studio_id, coalesce(opened_at, ''), created_at, id)
         WHERE deleted_at IS NULL;
 
-      CREATE TRIGGER sessions_usage_insert AFTER INSERT ON sessions WHEN NEW.deleted_at IS NULL BEGIN
-        UPDATE studios SET kv_bytes_used = kv_bytes_used + NEW.state_size WHERE id = NEW.studio_id;
-      END;
-      CREATE TRIGGER sessions_usage_update AFTER UPDATE OF state_size, deleted_at ON sessions BEGIN
-        UPDATE studios SET kv_bytes_used = kv_bytes_used - OLD.state_size
-          WHERE id = OLD.studio_id AND OLD.deleted_at IS NULL;
-        UPDATE studios SET kv_bytes_used = kv_bytes_used + NEW.state_size
-          WHERE id = NEW.studio_id AND NEW.deleted_at IS NULL;
-      END;
     `);
   },
 };

@@ -6,7 +6,7 @@ import { Router } from '@koa/router';
 import { z } from 'zod';
 import { authenticate, type Principal } from './core/auth';
 import { ApiError } from './core/errors';
-import { checkRequestSource } from './core/origin';
+import { checkRequestSource, type OriginVerdict } from './core/origin';
 import { CursorCodec } from './core/pagination';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
@@ -77,36 +77,36 @@ export function createService(options: ServiceOptions): Service {
   const openapi = buildOpenApi(routes, { version: SERVICE_VERSION });
   const openapiText = JSON.stringify(openapi);
   const router = new Router({ prefix: API_PREFIX, sensitive: true, strict: true });
-  bindRoutes(router, routes, { bodyLimit: () => config.bodyLimit });
+
+  // Resolves the caller once per request: the token (401), then whether a
+  // studio's page or host name is used by another studio (403 bad_origin).
+  const authenticateRequest = (ctx: Context): Principal => {
+    const known = ctx.state.principal as Principal | undefined;
+    if (known) return known;
+    const principal = authenticate(ctx.get('Authorization') || undefined, studios.resolveToken);
+    const throughStudio = (ctx.state.source as OriginVerdict).studioId;
+    if (throughStudio !== null && throughStudio !== principal.studioId) {
+      throw ApiError.badOrigin(`A page of the studio "${throughStudio}" cannot act as another studio.`);
+    }
+    ctx.state.principal = principal;
+    return principal;
+  };
+  bindRoutes(router, routes, { bodyLimit: () => config.bodyLimit, authenticate: authenticateRequest });
 
   const app = new Koa();
-  app.use(requestLog(options.accessLog ?? false));
-  app.use(errorMapper);
-  app.use(async (ctx, next) => {
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.state.source = checkRequestSource(
-      { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined },
-      port,
-    );
-    await next();
-  });
+  app.use(front(() => port, options.accessLog ?? false));
   app.use(async (ctx, next) => {
     if (ctx.path === `${API_PREFIX}/openapi.json` && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
       ctx.type = 'application/json';
       ctx.body = openapiText;
       return;
     }
-    const principal = authenticate(ctx.get('Authorization') || undefined, studios.resolveToken);
-    const throughStudio = (ctx.state.source as { studioId: string | null }).studioId;
-    if (throughStudio !== null && throughStudio !== principal.studioId) {
-      throw ApiError.badOrigin(`A page of the studio "${throughStudio}" cannot act as another studio.`);
-    }
-    ctx.state.principal = principal satisfies Principal;
     await next();
   });
   app.use(router.routes());
-  app.use(() => {
+  // Nothing matched: the token is still checked first (401 before 404).
+  app.use((ctx) => {
+    authenticateRequest(ctx);
     throw ApiError.notFound('The path');
   });
 
@@ -154,44 +154,49 @@ export function createService(options: ServiceOptions): Service {
   };
 }
 
-/** The one place where errors become response bodies. */
-async function errorMapper(ctx: Context, next: Next): Promise<void> {
-  try {
-    await next();
-  } catch (err) {
-    const apiError = toApiError(err, ctx);
-    ctx.status = apiError.status;
-    ctx.type = 'application/json';
-    ctx.body = apiError.toBody();
-  }
-}
-
-function toApiError(err: unknown, ctx: Context): ApiError {
-  if (err instanceof ApiError) return err;
-  if (err instanceof z.ZodError) return zodToApiError(err, 'request');
-  const status = (err as { status?: number; expose?: boolean }).status;
-  if (typeof status === 'number' && status >= 400 && status < 500) {
-    // Errors raised by Koa or Node's parser (e.g. a malformed URL).
-    return status === 413 ? ApiError.tooLarge(0) : ApiError.badRequest((err as Error).message || 'Bad request.');
-  }
-  const requestId = ctx.state.requestId as string;
-  console.error(`[${requestId}] ${ctx.method} ${ctx.path} failed:`, err);
-  return new ApiError(500, 'internal', `Internal error (request ${requestId}); see the service log.`);
-}
-
-function requestLog(enabled: boolean) {
-  return async (ctx: Context, next: Next) => {
-    const requestId = randomUUID();
-    ctx.state.requestId = requestId;
-    ctx.set('X-Request-Id', requestId);
-    const started = performance.now();
+/**
+ * The first middleware: request id, the headers every answer carries, the
+ * Host/Origin guard (before any routing), and the one place where errors
+ * become response bodies.
+ */
+function front(port: () => number, accessLog: boolean) {
+  let sequence = 0;
+  const prefix = randomUUID().slice(0, 8);
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const requestId = `${prefix}-${(++sequence).toString(36)}`;
+    const started = accessLog ? performance.now() : 0;
+    const res = ctx.res;
+    res.setHeader('X-Request-Id', requestId);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     try {
+      ctx.state.source = checkRequestSource(
+        { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined },
+        port(),
+      );
       await next();
+    } catch (err) {
+      const apiError = toApiError(err, ctx, requestId);
+      ctx.status = apiError.status;
+      ctx.type = 'application/json';
+      ctx.body = apiError.toBody();
     } finally {
-      if (enabled) {
+      if (accessLog) {
         const ms = (performance.now() - started).toFixed(1);
         process.stderr.write(`${new Date().toISOString()} ${requestId} ${ctx.method} ${ctx.path} ${ctx.status} ${ms}ms\n`);
       }
     }
   };
+}
+
+function toApiError(err: unknown, ctx: Context, requestId: string): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof z.ZodError) return zodToApiError(err, 'request');
+  const status = (err as { status?: number }).status;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    // Errors raised by Koa or Node's parser (e.g. a malformed URL).
+    return ApiError.badRequest((err as Error).message || 'Bad request.');
+  }
+  console.error(`[${requestId}] ${ctx.method} ${ctx.path} failed:`, err);
+  return new ApiError(500, 'internal', `Internal error (request ${requestId}); see the service log.`);
 }

@@ -131,14 +131,18 @@ describe('serve', () => {
     const dir = tempDir();
     const first = await startService({ dataDir: dir });
     const token = first.studio('keep', ['kv']);
-    await send(first.port, { method: 'PUT', path: '/api/v1/kv/ns/k', token, body: { kept: true } });
+    const put = await send(first.port, { method: 'PUT', path: '/api/v1/kv/ns/k', token, body: { kept: true } });
+    assert.equal(put.status, 200, put.text);
     first.child.kill('SIGTERM');
     const code = await new Promise((r) => first.child.once('exit', r));
     assert.equal(code, 0);
     const second = await startService({ dataDir: dir });
-    const res = await send(second.port, { path: '/api/v1/kv/ns/k', token });
-    assert.deepEqual(res.json.value, { kept: true });
-    await second.stop();
+    try {
+      const res = await send(second.port, { path: '/api/v1/kv/ns/k', token });
+      assert.deepEqual(res.json.value, { kept: true });
+    } finally {
+      await second.stop();
+    }
   });
 
   test('a port in use is a clear error and exit 1', async () => {

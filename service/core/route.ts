@@ -71,6 +71,8 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
 
 export interface BindOptions {
   bodyLimit: () => number;
+  /** Resolves the caller (401 / 403 `bad_origin`); memoised per request by the app. */
+  authenticate: (ctx: Context) => Principal;
 }
 
 /** Registers routes on a router; more literal routes first (`/x/{id}:activate` before `/x/{id}`). */
@@ -78,13 +80,14 @@ export function bindRoutes(router: Router, routes: readonly Route[], options: Bi
   const ordered = [...routes].sort((a, b) => literalLength(b.path) - literalLength(a.path));
   for (const r of ordered) {
     router.register(toRouterPath(r.path), [r.method], async (ctx: Context) => {
-      await dispatch(r, ctx, options);
+      send(ctx, await run(r, ctx, options, r.body ? () => readJsonBody(ctx.req, options.bodyLimit()) : undefined));
     });
   }
 }
 
-async function dispatch(r: Route, ctx: Context, options: BindOptions): Promise<void> {
-  const principal = ctx.state.principal as Principal;
+/** The checks in their order, then the handler. */
+function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Promise<unknown>) | undefined): Reply | Promise<Reply> {
+  const principal = options.authenticate(ctx);
   const rawParams = decodeParams((ctx as Context & { params: Record<string, string> }).params);
   requireCapability(principal, r.capability);
   for (const cap of r.extraCapabilities?.(rawParams) ?? []) requireCapability(principal, cap);
@@ -92,10 +95,13 @@ async function dispatch(r: Route, ctx: Context, options: BindOptions): Promise<v
   const params = r.params ? parseWith(r.params, rawParams, 'path') : rawParams;
   const query = r.query ? parseWith(r.query, ctx.query, 'query') : {};
   r.visible?.({ params, principal });
-  const body = r.body ? parseWith(r.body, await readJsonBody(ctx.req, options.bodyLimit()), 'body') : undefined;
   const ifMatch = parseIfMatch(ctx.get('If-Match') || undefined);
+  const input = { params, query, principal, ifMatch, ctx };
+  if (!readBody) return r.handle({ ...input, body: undefined });
+  return readBody().then((raw) => r.handle({ ...input, body: parseWith(r.body!, raw, 'body') }));
+}
 
-  const reply = await r.handle({ params, query, body, principal, ifMatch, ctx });
+function send(ctx: Context, reply: Reply): void {
   ctx.status = reply.status;
   if (reply.etag !== undefined) ctx.set('ETag', quoteEtag(reply.etag));
   if (reply.rawJson !== undefined) {

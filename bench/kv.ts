@@ -1,0 +1,108 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { measure, startServer, type ChildServer, type Measurement } from './harness';
+
+/**
+ * KV throughput against a bare Koa baseline (see bench/README.md). Both
+ * servers are child processes, loaded one at a time from this process.
+ */
+
+const ROOT = resolve(__dirname, '..', '..');
+const BACKLOT = join(ROOT, 'bin', 'backlot');
+const BARE_SERVER = join(__dirname, 'bare-server.js');
+const CONNECTIONS = 32;
+const WARMUP_SECONDS = 2;
+const DOC_BYTES = 1024;
+const DOC_PATH = '/api/v1/kv/bench/doc';
+const TARGETS = { GET: 0.6, PUT: 0.3 } as const;
+
+interface Row {
+  route: string;
+  m: Measurement;
+  ratio?: number;
+  target?: number;
+}
+
+export async function runKvBench(): Promise<void> {
+  const seconds = Number(process.env.BACKLOT_BENCH_SECONDS ?? 10);
+  if (!(seconds > 0)) throw new Error('BACKLOT_BENCH_SECONDS must be a positive number.');
+  const dataDir = mkdtempSync(join(tmpdir(), 'backlot-bench-'));
+  const servers: ChildServer[] = [];
+  try {
+    backlot('studio', 'add', 'bench', '--data-dir', dataDir);
+    const token = backlot('token', 'create', '--studio', 'bench', '--caps', 'kv', '--data-dir', dataDir).trim();
+    const service = await startServer('backlot serve', [BACKLOT, 'serve', '--port', '0', '--data-dir', dataDir]);
+    servers.push(service);
+    const auth = { authorization: `Bearer ${token}` };
+    const putHeaders = { ...auth, 'content-type': 'application/json' };
+    const doc = JSON.stringify(makeDocument(DOC_BYTES));
+    // The bare server answers the service's own reply, so both send the same bytes.
+    const reply = await seed(service.url + DOC_PATH, putHeaders, doc);
+    const bare = await startServer('bare server', [BARE_SERVER, reply]);
+    servers.push(bare);
+
+    console.log(
+      `kv: ${CONNECTIONS} connections, ${WARMUP_SECONDS} s warm-up + ${seconds} s per row, ` +
+        `${DOC_BYTES}-byte document, reply ${Buffer.byteLength(reply)} bytes.\n` +
+        'PUT rewrites the same key every request (one hot document).\n',
+    );
+    const rows: Row[] = [];
+    for (const method of ['GET', 'PUT'] as const) {
+      const opts = method === 'GET' ? { method, headers: auth } : { method, headers: putHeaders, body: doc };
+      const load = (base: string) => measure({ ...opts, url: base + DOC_PATH, connections: CONNECTIONS, duration: seconds }, WARMUP_SECONDS);
+      const base = await load(bare.url);
+      const real = await load(service.url);
+      rows.push({ route: `${method} bare`, m: base });
+      rows.push({ route: `${method} kv`, m: real, ratio: real.reqPerSec / base.reqPerSec, target: TARGETS[method] });
+    }
+    console.log(formatTable(rows));
+
+    const broken = rows.filter((r) => r.m.failed > 0);
+    if (broken.length > 0) {
+      throw new Error(`non-2xx responses, figures are invalid: ${broken.map((r) => `${r.route} (${r.m.failures})`).join('; ')}`);
+    }
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function backlot(...args: string[]): string {
+  return execFileSync(process.execPath, [BACKLOT, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** A plausible settings-like object whose JSON is exactly `bytes` long. */
+function makeDocument(bytes: number): Record<string, unknown> {
+  const doc = { title: 'Scene 12 / night exterior', fps: 24, tags: ['draft', 'storyboard', 'v3'], locked: false, notes: '' };
+  const pad = bytes - Buffer.byteLength(JSON.stringify(doc));
+  if (pad < 0) throw new Error(`document skeleton exceeds ${bytes} bytes`);
+  return { ...doc, notes: 'n'.repeat(pad) };
+}
+
+async function seed(url: string, headers: Record<string, string>, body: string): Promise<string> {
+  const res = await fetch(url, { method: 'PUT', headers, body });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`seeding PUT ${url} answered ${res.status}: ${text}`);
+  return text;
+}
+
+// autocannon's latency histogram holds whole milliseconds.
+const ms = (value: number) => (value < 1 ? '<1' : String(value));
+
+function formatTable(rows: Row[]): string {
+  const header = ['route', 'req/s', 'p50 ms', 'p99 ms', 'vs bare', 'target', 'result', 'non-2xx'];
+  const cells = rows.map((r) => [
+    r.route,
+    r.m.reqPerSec.toFixed(0),
+    ms(r.m.p50),
+    ms(r.m.p99),
+    r.ratio === undefined ? '' : `${(r.ratio * 100).toFixed(0)} %`,
+    r.target === undefined ? '' : `>= ${r.target * 100} %`,
+    r.ratio === undefined || r.target === undefined ? '' : r.ratio >= r.target ? 'met' : 'not met',
+    String(r.m.failed),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  return [header, ...cells].map((line) => line.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+}

@@ -88,7 +88,7 @@ export function bindRoutes(router: Router, routes: readonly Route[], options: Bi
 /** The checks in their order, then the handler. */
 function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Promise<unknown>) | undefined): Reply | Promise<Reply> {
   const principal = options.authenticate(ctx);
-  const rawParams = decodeParams((ctx as Context & { params: Record<string, string> }).params);
+  const rawParams = pathParams(ctx);
   requireCapability(principal, r.capability);
   for (const cap of r.extraCapabilities?.(rawParams) ?? []) requireCapability(principal, cap);
 
@@ -112,10 +112,18 @@ function send(ctx: Context, reply: Reply): void {
   }
 }
 
-function decodeParams(params: Record<string, string> | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(params ?? {})) out[k] = v;
-  return out;
+/**
+ * The router's percent-decoded path parameters. It passes a malformed escape
+ * (`%ZZ`, a cut UTF-8 sequence) through as it stands, which would make two
+ * paths name one key; such a path is refused instead.
+ */
+function pathParams(ctx: Context): Record<string, string> {
+  try {
+    decodeURIComponent(ctx.path);
+  } catch {
+    throw ApiError.badRequest('The path has a malformed percent-encoding.');
+  }
+  return { ...(ctx as Context & { params?: Record<string, string> }).params };
 }
 
 /** Parses with zod; failures become 400 `bad_request` naming each field. */

@@ -89,6 +89,15 @@ describe('bad input and access', () => {
       expectStatus: 400,
       expectCode: 'invalid_document',
     },
+    {
+      name: 'a number outside the double range is invalid_document (it would read back as null)',
+      method: 'PUT',
+      path: '/kv/ns/k',
+      as: 'alpha',
+      raw: '{"a":1e400}',
+      expectStatus: 400,
+      expectCode: 'invalid_document',
+    },
     { name: 'PATCH of a missing key is 404', method: 'PATCH', path: '/kv/ns/missing', as: 'alpha', body: { a: 1 }, expectStatus: 404, expectCode: 'not_found' },
     { name: 'DELETE of a missing key is 404', method: 'DELETE', path: '/kv/ns/missing', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     {

@@ -4,7 +4,8 @@ import { isJsonObject, type JsonObject } from './merge-patch';
 /**
  * Stored JSON documents (KV values, session state, later records): always a
  * JSON object, nested at most MAX_DEPTH levels so that every later walk over
- * them (merge patch, serialisation) stays far from the stack limit.
+ * them (merge patch, serialisation) stays far from the stack limit, and with
+ * every number a finite double so the document reads back as it was sent.
  */
 export const MAX_DEPTH = 100;
 
@@ -12,8 +13,10 @@ export function requireDocument(value: unknown, what: string): JsonObject {
   if (!isJsonObject(value)) {
     throw ApiError.invalidDocument(`${what} must be a JSON object, not ${describe(value)}.`);
   }
-  if (depthExceeds(value, MAX_DEPTH)) {
-    throw ApiError.invalidDocument(`${what} is nested deeper than ${MAX_DEPTH} levels.`);
+  const problem = inspect(value, MAX_DEPTH);
+  if (problem === 'too_deep') throw ApiError.invalidDocument(`${what} is nested deeper than ${MAX_DEPTH} levels.`);
+  if (problem === 'not_finite') {
+    throw ApiError.invalidDocument(`${what} holds a number outside the range of a double; it would not be stored as sent.`);
   }
   return value;
 }
@@ -30,16 +33,24 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-/** Iterative, so a hostile document cannot overflow the stack while being checked. */
-function depthExceeds(root: unknown, max: number): boolean {
+/**
+ * Too deep, or a number JSON.parse turned into Infinity (1e400), which would be
+ * written back as null. Iterative, so a hostile document cannot overflow the
+ * stack while being checked.
+ */
+function inspect(root: unknown, max: number): 'too_deep' | 'not_finite' | null {
   const stack: [unknown, number][] = [[root, 1]];
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) return 'not_finite';
+      continue;
+    }
     if (typeof value !== 'object' || value === null) continue;
-    if (depth > max) return true;
+    if (depth > max) return 'too_deep';
     for (const child of Array.isArray(value) ? value : Object.values(value)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+      if (typeof child === 'number' || (typeof child === 'object' && child !== null)) stack.push([child, depth + 1]);
     }
   }
-  return false;
+  return null;
 }

@@ -92,6 +92,7 @@ describe('requireDocument', () => {
     ['empty object', {}],
     ['flat object', { a: 1, b: 'x', c: null, d: true }],
     ['object holding arrays', { list: [1, [2, [3]], { x: [] }] }],
+    ['the largest and smallest doubles', { max: Number.MAX_VALUE, min: -Number.MAX_VALUE, tiny: 5e-324 }],
     [`nested exactly MAX_DEPTH (${MAX_DEPTH}) levels`, nested(MAX_DEPTH)],
     [`arrays nested up to MAX_DEPTH levels`, nested(MAX_DEPTH, 'array')],
   ];
@@ -117,6 +118,9 @@ describe('requireDocument', () => {
     ['a deep branch next to a shallow one', { shallow: 1, deep: nested(MAX_DEPTH) }],
     ['nested 100000 levels (no stack overflow)', nested(100_000)],
     ['arrays nested 100000 levels (no stack overflow)', nested(100_000, 'array')],
+    ['a number too large for a double (JSON 1e400)', JSON.parse('{"a":1e400}')],
+    ['a negative one in an array', JSON.parse('{"a":[1,-1e400]}')],
+    ['a deep one', JSON.parse('{"a":{"b":{"c":1e999}}}')],
   ];
   for (const [name, value] of refused) {
     test(`${name} -> 400 invalid_document`, () => {

@@ -180,6 +180,8 @@ function front(port: () => number, accessLog: boolean) {
       ctx.status = apiError.status;
       ctx.type = 'application/json';
       ctx.body = apiError.toBody();
+      // The rest of a refused body is not read: close rather than drain it.
+      if (apiError.status === 413) ctx.set('Connection', 'close');
     } finally {
       if (accessLog) {
         const ms = (performance.now() - started).toFixed(1);

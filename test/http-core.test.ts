@@ -129,6 +129,7 @@ describe('bodies', () => {
   test('a JSON body over the body limit is 413 with details.limit (Content-Length)', async () => {
     const res = await send(env.port, { method: 'PUT', path: '/api/v1/kv/ns/big', token: env.tokens.alpha, body: { s: 'x'.repeat(1000) } });
     assertError(res, 413, 'too_large', { limit: 1000 });
+    assert.equal(res.headers.connection, 'close', 'the unread rest of the body is not drained');
   });
 
   test('a chunked body over the limit is 413 as well and nothing is stored', async () => {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import autocannon, { type Options, type Result } from 'autocannon';
 
@@ -6,6 +7,7 @@ import autocannon, { type Options, type Result } from 'autocannon';
 
 export interface ChildServer {
   url: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -33,7 +35,7 @@ export function startServer(name: string, args: string[]): Promise<ChildServer> 
       if (!match) return;
       clearTimeout(timer);
       child.removeAllListeners('exit');
-      resolve({ url: match[1]!, stop: () => stopChild(child) });
+      resolve({ url: match[1]!, pid: child.pid!, stop: () => stopChild(child) });
     });
   });
 }
@@ -59,6 +61,8 @@ export interface Measurement {
   /** Responses that were not 2xx plus connection errors and timeouts; the bench is broken if > 0. */
   failed: number;
   failures: string;
+  /** The server's CPU time (user + system) per answered request, where /proc tells it. */
+  cpuMicrosPerRequest: number | null;
 }
 
 let active: ReturnType<typeof autocannon> | undefined;
@@ -82,14 +86,35 @@ async function loadOnce(options: Options): Promise<Result> {
   }
 }
 
-/** A discarded warm-up run (which must be all 2xx), then the measured run. */
-export async function measure(options: Options, warmupSeconds: number): Promise<Measurement> {
-  const warm = summarize(await loadOnce({ ...options, duration: warmupSeconds }));
+/**
+ * A discarded warm-up run (which must be all 2xx), then the measured run.
+ * With the server's pid, its CPU time per request is read from /proc too: it
+ * does not swing with what else the machine runs, as req/s does.
+ */
+export async function measure(options: Options, warmupSeconds: number, serverPid?: number): Promise<Measurement> {
+  const warm = summarize(await loadOnce({ ...options, duration: warmupSeconds }), null);
   if (warm.failed > 0) throw new Error(`warm-up of ${options.method ?? 'GET'} ${options.url} failed: ${warm.failures}`);
-  return summarize(await loadOnce(options));
+  const before = serverPid === undefined ? null : cpuSeconds(serverPid);
+  const result = await loadOnce(options);
+  const after = serverPid === undefined ? null : cpuSeconds(serverPid);
+  const cpu = before !== null && after !== null && result['2xx'] > 0 ? ((after - before) * 1e6) / result['2xx'] : null;
+  return summarize(result, cpu);
 }
 
-function summarize(r: Result): Measurement {
+/** utime + stime of a process in seconds (Linux /proc), or null elsewhere. */
+function cpuSeconds(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
+
+function summarize(r: Result, cpuMicrosPerRequest: number | null): Measurement {
   const failed = r.non2xx + r.errors + r.timeouts;
   const codes = Object.entries(r.statusCodeStats)
     .filter(([code]) => !code.startsWith('2'))
@@ -103,5 +128,6 @@ function summarize(r: Result): Measurement {
     total: r['2xx'],
     failed,
     failures: codes.join(', ') || 'none',
+    cpuMicrosPerRequest,
   };
 }

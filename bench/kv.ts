@@ -51,9 +51,10 @@ export async function runKvBench(): Promise<void> {
     const rows: Row[] = [];
     for (const method of ['GET', 'PUT'] as const) {
       const opts = method === 'GET' ? { method, headers: auth } : { method, headers: putHeaders, body: doc };
-      const load = (base: string) => measure({ ...opts, url: base + DOC_PATH, connections: CONNECTIONS, duration: seconds }, WARMUP_SECONDS);
-      const base = await load(bare.url);
-      const real = await load(service.url);
+      const load = (server: ChildServer) =>
+        measure({ ...opts, url: server.url + DOC_PATH, connections: CONNECTIONS, duration: seconds }, WARMUP_SECONDS, server.pid);
+      const base = await load(bare);
+      const real = await load(service);
       rows.push({ route: `${method} bare`, m: base });
       rows.push({ route: `${method} kv`, m: real, ratio: real.reqPerSec / base.reqPerSec, target: TARGETS[method] });
     }
@@ -92,10 +93,11 @@ async function seed(url: string, headers: Record<string, string>, body: string):
 const ms = (value: number) => (value < 1 ? '<1' : String(value));
 
 function formatTable(rows: Row[]): string {
-  const header = ['route', 'req/s', 'p50 ms', 'p99 ms', 'vs bare', 'target', 'result', 'non-2xx'];
+  const header = ['route', 'req/s', 'cpu µs/req', 'p50 ms', 'p99 ms', 'vs bare', 'target', 'result', 'non-2xx'];
   const cells = rows.map((r) => [
     r.route,
     r.m.reqPerSec.toFixed(0),
+    r.m.cpuMicrosPerRequest === null ? '-' : r.m.cpuMicrosPerRequest.toFixed(1),
     ms(r.m.p50),
     ms(r.m.p99),
     r.ratio === undefined ? '' : `${(r.ratio * 100).toFixed(0)} %`,

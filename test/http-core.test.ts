@@ -175,6 +175,16 @@ describe('answers', () => {
     }
   });
 
+  test('HEAD answers like GET, without a body', async () => {
+    const get = await send(env.port, { path: '/api/v1/sessions', token: env.tokens.alpha });
+    const head = await send(env.port, { method: 'HEAD', path: '/api/v1/sessions', token: env.tokens.alpha });
+    assert.equal(head.status, 200);
+    assert.equal(head.text, '');
+    assert.equal(head.headers['content-length'], get.headers['content-length']);
+    assertError(await send(env.port, { path: '/api/v1/sessions', method: 'GET' }), 401, 'unauthenticated');
+    assert.equal((await send(env.port, { method: 'HEAD', path: '/api/v1/sessions' })).status, 401);
+  });
+
   test('the OpenAPI document is served and lists every route', async () => {
     const res = await send(env.port, { path: '/api/v1/openapi.json' });
     assert.equal(res.status, 200);

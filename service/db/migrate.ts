@@ -25,7 +25,9 @@ export function migrate(db: Database, migrations: readonly Migration[]): number[
   sorted.forEach((m, i) => {
     if (m.version !== i + 1) throw new Error(`migration ${m.name} has version ${m.version}, expected ${i + 1}`);
   });
-  for (const m of sorted) {
+  // The usual case, everything applied, takes no write lock.
+  const done = new Set(db.prepare<[], number>('SELECT version FROM schema_migrations').pluck().all());
+  for (const m of sorted.filter((m) => !done.has(m.version))) {
     const step = db.transaction(() => {
       if (isApplied.get(m.version)) return false;
       m.up(db);

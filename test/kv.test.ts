@@ -63,6 +63,7 @@ describe('bad input and access', () => {
     { name: 'key with DEL', path: '/kv/ns/a%7Fb', as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
     { name: 'a malformed escape in the key is bad_request', path: '/kv/ns/%ZZ', as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
     { name: 'a cut UTF-8 escape in the key is bad_request', path: '/kv/ns/%E7%8C', as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
+    { name: 'an empty key names no endpoint (404)', path: '/kv/ns/', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'missing key is 404', path: '/kv/ns/missing', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'PUT of an array is invalid_document', method: 'PUT', path: '/kv/ns/k', as: 'alpha', body: [1], expectStatus: 400, expectCode: 'invalid_document' },
     { name: 'PUT of null is invalid_document', method: 'PUT', path: '/kv/ns/k', as: 'alpha', raw: 'null', expectStatus: 400, expectCode: 'invalid_document' },

@@ -197,6 +197,21 @@ describe('documents', () => {
     assert.equal(get.json.etag, put.json.etag);
   });
 
+  test('a PATCH nested too deep is invalid_document, never a crash', async () => {
+    await alpha().put('/kv/docs/deep', { a: 1 });
+    for (const depth of [150, 500_000]) {
+      const raw = `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+      const res = await send(env.port, {
+        method: 'PATCH',
+        path: '/api/v1/kv/docs/deep',
+        token: env.tokens.alpha,
+        raw,
+        contentType: 'application/merge-patch+json',
+      });
+      assertError(res, 400, 'invalid_document');
+    }
+  });
+
   test('PATCH with If-Match: matching applies, stale is 409', async () => {
     const put = await alpha().put('/kv/docs/r', { a: 1 });
     const ok = await alpha().patch('/kv/docs/r', { b: 2 }, { 'If-Match': `"${put.json.etag}"` });

@@ -94,6 +94,8 @@ export function createKvStore(db: Db, studios: StudiosStore) {
     },
 
     patch(at: KvAddress, writer: string, patch: Json, ifMatch: IfMatch): KvRow {
+      // The patch is checked as a document first: merge patch recurses over it.
+      requireDocument(patch, 'The merge patch');
       return db
         .transaction(() => {
           const current = stmts.get.get(at.scope, at.ns, at.key);

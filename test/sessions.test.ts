@@ -382,6 +382,13 @@ describe('PATCH /sessions/{id}', () => {
     patchRow('a JSON array body: 400 bad_request', [{ name: 'arr' }], 'bad_request'),
     patchRow('malformed JSON: 400 bad_request', undefined, 'bad_request', { raw: '{"state":{' }),
     patchRow('a non-JSON content type: 400 bad_request', undefined, 'bad_request', { raw: '{"name":"plain"}', contentType: 'text/plain' }),
+    patchRow('a state nested 150 levels: 400 invalid_document', undefined, 'invalid_document', {
+      raw: `{"state":${'{"a":'.repeat(150)}1${'}'.repeat(150)}}`,
+    }),
+    patchRow('a state nested 500000 levels: 400 invalid_document, never a crash', undefined, 'invalid_document', {
+      raw: `{"state":${'{"a":'.repeat(500_000)}1${'}'.repeat(500_000)}}`,
+    }),
+    patchRow('a number outside the double range: 400 invalid_document', undefined, 'invalid_document', { raw: '{"state":{"n":1e400}}' }),
   ]);
 
   test('rejected patches changed nothing', async () => {

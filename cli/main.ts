@@ -181,6 +181,7 @@ function token(args: string[]): void {
     if (typeof values.studio !== 'string') throw new UsageError(`--studio is required.\n\n${HELP['token create']}`);
     if (typeof values.caps !== 'string') throw new UsageError(`--caps is required.\n\n${HELP['token create']}`);
     const caps = values.caps.split(',').map((c) => c.trim()).filter(Boolean);
+    if (caps.length === 0) throw new UsageError(`--caps needs at least one capability: ${CAPABILITIES.join(', ')}.`);
     const unknown = caps.filter((c) => !(CAPABILITIES as readonly string[]).includes(c));
     if (unknown.length > 0) throw new UsageError(`Unknown capabilities: ${unknown.join(', ')}. Known: ${CAPABILITIES.join(', ')}.`);
     const studioId = values.studio;

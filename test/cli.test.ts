@@ -33,6 +33,7 @@ describe('help and bad arguments', () => {
     ['token create without --studio', ['token', 'create', '--caps', 'kv'], /--studio/],
     ['token create without --caps', ['token', 'create', '--studio', 'x'], /--caps/],
     ['an unknown capability', ['token', 'create', '--studio', 'x', '--caps', 'kv,root'], /root/],
+    ['an empty capability list', ['token', 'create', '--studio', 'x', '--caps', ','], /at least one capability/],
     ['token revoke without a token', ['token', 'revoke'], /argument/],
     ['an unknown studio subcommand', ['studio', 'remove', 'x'], /Unknown studio command/],
   ];

@@ -20,7 +20,7 @@ before(async () => {
   env.port = svc.port;
   env.tokens.alpha = svc.studio('alpha', ['kv']);
   env.tokens.beta = svc.studio('beta', ['kv']);
-  env.tokens.none = svc.token('alpha', []);
+  env.tokens.none = svc.token('alpha', ['records']);
 });
 after(async () => {
   await svc.stop();
@@ -93,7 +93,7 @@ describe('token, capability, unknown paths', () => {
     { name: 'paths are case-sensitive', path: '/KV/ns/k', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'an unknown method is 404', method: 'PUT', path: '/sessions', as: 'alpha', body: {}, expectStatus: 404, expectCode: 'not_found' },
     {
-      name: 'a token without capabilities gets 403 naming the capability',
+      name: 'a token without the route\'s capability gets 403 naming it',
       path: '/sessions',
       as: 'none',
       expectStatus: 403,

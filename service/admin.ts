@@ -1,6 +1,6 @@
-import { mkdirSync } from 'node:fs';
 import { isCapability } from './core/auth';
 import { ApiError } from './core/errors';
+import { ensureDir } from './core/files';
 import { STUDIO_ID_PATTERN } from './core/origin';
 
 export { STUDIO_ID_PATTERN };
@@ -25,8 +25,8 @@ export function openAdmin(dataDir: string) {
       }
       const studio = studios.add({ ...input, name: input.name ?? input.id });
       const dirs = studioDirs(dataDir, studio.id);
-      mkdirSync(dirs.stage_dir, { recursive: true, mode: 0o700 });
-      mkdirSync(dirs.data_dir, { recursive: true, mode: 0o700 });
+      ensureDir(dirs.stage_dir);
+      ensureDir(dirs.data_dir);
       return { id: studio.id, name: studio.name, ...dirs };
     },
 

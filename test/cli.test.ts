@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -105,6 +105,16 @@ describe('studio and token administration', () => {
     assert.equal(runCli(['token', 'revoke', token, '--data-dir', dir]).code, 0);
     assert.equal(runCli(['token', 'revoke', token, '--data-dir', dir]).code, 1);
     assert.equal(runCli(['token', 'revoke', 'blt_unknown', '--data-dir', dir]).code, 1);
+  });
+
+  test('a data dir that cannot be made, or is a file, is a clear error and exit 1', () => {
+    const file = join(tempDir(), 'plain-file');
+    writeFileSync(file, '');
+    for (const dir of [file, join(file, 'below'), '/proc/backlot-cannot-be-here']) {
+      const r = runCli(['studio', 'add', 'nowhere', '--data-dir', dir]);
+      assert.equal(r.code, 1, `${dir}: ${r.stderr}`);
+      assert.match(r.stderr, /Cannot use the data dir/);
+    }
   });
 
   test('BACKLOT_HOME is the default data dir', () => {

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensureDir } from '../core/files';
 import { migrate } from './migrate';
 import { MIGRATIONS } from './migrations';
 
@@ -15,7 +16,12 @@ export const DB_FILE = 'backlot.db';
  * process; WAL keeps the file consistent across power loss), then migrations.
  */
 export function openDatabase(dataDir: string): Db {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  try {
+    ensureDir(dataDir);
+    if (!statSync(dataDir).isDirectory()) throw new Error('it is not a folder');
+  } catch (err) {
+    throw new Error(`Cannot use the data dir ${dataDir}: ${(err as Error).message}`);
+  }
   const file = join(dataDir, DB_FILE);
   const isNew = !existsSync(file);
   const db = new Database(file);

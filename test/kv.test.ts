@@ -181,6 +181,13 @@ describe('documents', () => {
     assert.equal(now.json.etag, star.json.etag);
   });
 
+  test('a bad document is 400 before a stale If-Match is 409', async () => {
+    await alpha().put('/kv/docs/order', { a: 1 });
+    assertError(await alpha().put('/kv/docs/order', [1], { 'If-Match': '"stale"' }), 400, 'invalid_document');
+    assertError(await alpha().put('/kv/docs/never-there', 'x', { 'If-Match': '"stale"' }), 400, 'invalid_document');
+    assertError(await alpha().patch('/kv/docs/order', [1], { 'If-Match': '"stale"' }), 400, 'invalid_document');
+  });
+
   test('PATCH merges (RFC 7396): null removes, nested objects merge, arrays replace', async () => {
     await alpha().put('/kv/docs/p', { a: 1, b: { x: 1, y: 2 }, list: [1, 2], gone: true });
     const res = await alpha().patch('/kv/docs/p', { b: { y: null, z: 3 }, list: [3], gone: null, c: 'new' });

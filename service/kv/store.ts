@@ -57,8 +57,7 @@ export function createKvStore(db: Db, studios: StudiosStore) {
     delete: db.prepare('DELETE FROM kv WHERE scope = ? AND ns = ? AND key = ?'),
   };
 
-  function write(at: KvAddress, writer: string, current: KvRow | undefined, doc: Json): KvRow {
-    const { text, size } = documentText(requireDocument(doc, 'The document'));
+  function write(at: KvAddress, writer: string, current: KvRow | undefined, text: string, size: number): KvRow {
     // The bytes count toward the last writer: it is charged the new size and
     // the previous writer refunded the old one (the same studio: the difference).
     if (current && current.writer !== writer) {
@@ -84,11 +83,13 @@ export function createKvStore(db: Db, studios: StudiosStore) {
     },
 
     put(at: KvAddress, writer: string, doc: Json, ifMatch: IfMatch): KvRow {
+      // A bad document is 400 before any 409, and is serialised outside the write lock.
+      const { text, size } = documentText(requireDocument(doc, 'The document'));
       return db
         .transaction(() => {
           const current = stmts.get.get(at.scope, at.ns, at.key);
           checkIfMatch(ifMatch, current?.etag ?? null);
-          return write(at, writer, current, doc);
+          return write(at, writer, current, text, size);
         })
         .immediate();
     },
@@ -101,7 +102,9 @@ export function createKvStore(db: Db, studios: StudiosStore) {
           const current = stmts.get.get(at.scope, at.ns, at.key);
           if (!current) throw ApiError.notFound(`The key "${at.key}"`);
           checkIfMatch(ifMatch, current.etag);
-          return write(at, writer, current, applyMergePatch(JSON.parse(current.value) as Json, patch));
+          const merged = applyMergePatch(JSON.parse(current.value) as Json, patch);
+          const { text, size } = documentText(requireDocument(merged, 'The patched document'));
+          return write(at, writer, current, text, size);
         })
         .immediate();
     },

@@ -181,6 +181,15 @@ describe('documents', () => {
     assert.equal(now.json.etag, star.json.etag);
   });
 
+  test('If-Match is read only where it means something; 404 comes before a malformed one', async () => {
+    await alpha().put('/kv/docs/im', { a: 1 });
+    assert.equal((await alpha().get('/kv/docs/im', { 'If-Match': '"unclosed' })).status, 200, 'a GET ignores If-Match');
+    assertError(await alpha().delete('/kv/docs/im', { 'If-Match': '"unclosed' }), 400, 'bad_request');
+    assertError(await alpha().delete('/kv/docs/not-here', { 'If-Match': '"unclosed' }), 404, 'not_found');
+    assertError(await alpha().patch('/kv/docs/not-here', { a: 2 }, { 'If-Match': '"unclosed' }), 404, 'not_found');
+    assertError(await alpha().put('/kv/docs/im', { a: 2 }, { 'If-Match': '"unclosed' }), 400, 'bad_request');
+  });
+
   test('a bad document is 400 before a stale If-Match is 409', async () => {
     await alpha().put('/kv/docs/order', { a: 1 });
     assertError(await alpha().put('/kv/docs/order', [1], { 'If-Match': '"stale"' }), 400, 'invalid_document');

@@ -85,6 +85,8 @@ export function bindRoutes(router: Router, routes: readonly Route[], options: Bi
   }
 }
 
+const ABSENT: IfMatch = { kind: 'absent' };
+
 /** The checks in their order, then the handler. */
 function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Promise<unknown>) | undefined): Reply | Promise<Reply> {
   const principal = options.authenticate(ctx);
@@ -95,7 +97,10 @@ function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Prom
   const params = r.params ? parseWith(r.params, rawParams, 'path') : rawParams;
   const query = r.query ? parseWith(r.query, ctx.query, 'query') : {};
   r.visible?.({ params, principal });
-  const ifMatch = parseIfMatch(ctx.get('If-Match') || undefined);
+  // Only routes that take If-Match read it: elsewhere (a GET) the header means nothing.
+  const ifMatch = r.headers?.some((h) => h.name === 'If-Match')
+    ? parseIfMatch(ctx.get('If-Match') || undefined)
+    : ABSENT;
   const input = { params, query, principal, ifMatch, ctx };
   if (!readBody) return r.handle({ ...input, body: undefined });
   return readBody().then((raw) => r.handle({ ...input, body: parseWith(r.body!, raw, 'body') }));

@@ -18,6 +18,9 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
   const { kv, cursors } = deps;
   const sharedNeedsCap = (p: Record<string, string>) => (p.ns === SHARED_NS ? ['kv.shared' as const] : []);
   const docErrors = [400, 409, 413, 429];
+  const keyExists = ({ params, principal }: { params: { ns: string; key: string }; principal: Principal }) => {
+    if (!kv.get(addressOf(principal, params))) throw ApiError.notFound(`The key "${params.key}"`);
+  };
 
   return [
     route({
@@ -80,9 +83,7 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
       capability: 'kv',
       extraCapabilities: sharedNeedsCap,
       params: keyParams,
-      visible: ({ params, principal }) => {
-        if (!kv.get(addressOf(principal, params))) throw ApiError.notFound(`The key "${params.key}"`);
-      },
+      visible: keyExists,
       body: documentBody,
       bodyType: 'application/merge-patch+json',
       headers: [ifMatchHeader],
@@ -99,6 +100,7 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
       capability: 'kv',
       extraCapabilities: sharedNeedsCap,
       params: keyParams,
+      visible: keyExists,
       headers: [ifMatchHeader],
       success: { status: 204, description: 'Deleted' },
       errors: [400, 404, 409],

@@ -1,4 +1,5 @@
 import { ApiError } from '../core/errors';
+import type { Principal } from '../core/auth';
 import { route, type Route } from '../core/route';
 import { DEFAULT_LIMIT, toPage, type CursorCodec } from '../core/pagination';
 import { idParams, listQuery, session, sessionCreate, sessionDuplicate, sessionPage, sessionUpdate } from './schema';
@@ -16,6 +17,9 @@ import { positionOf, type SessionPosition, type SessionRow, type SessionsStore }
 export function sessionRoutes(deps: { sessions: SessionsStore; cursors: CursorCodec }): Route[] {
   const { sessions, cursors } = deps;
   const ifMatchHeader = { name: 'If-Match', description: 'The etag last read (quoted or bare), or `*`.' };
+  const live = ({ params, principal }: { params: { id: string }; principal: Principal }) => {
+    sessions.get(principal.studioId, params.id);
+  };
 
   return [
     route({
@@ -65,7 +69,7 @@ export function sessionRoutes(deps: { sessions: SessionsStore; cursors: CursorCo
       description: 'Members of `state` merge into the stored state; a null member removes that key. `name` cannot be null.',
       capability: 'kv',
       params: idParams,
-      visible: ({ params, principal }) => sessions.get(principal.studioId, params.id),
+      visible: live,
       body: sessionUpdate,
       bodyType: 'application/merge-patch+json',
       headers: [ifMatchHeader],
@@ -81,6 +85,7 @@ export function sessionRoutes(deps: { sessions: SessionsStore; cursors: CursorCo
       summary: 'Delete a session (soft; its name becomes free)',
       capability: 'kv',
       params: idParams,
+      visible: live,
       headers: [ifMatchHeader],
       success: { status: 204, description: 'Deleted' },
       errors: [404, 409],
@@ -109,7 +114,7 @@ export function sessionRoutes(deps: { sessions: SessionsStore; cursors: CursorCo
       summary: 'Copy a session under a new name',
       capability: 'kv',
       params: idParams,
-      visible: ({ params, principal }) => sessions.get(principal.studioId, params.id),
+      visible: live,
       body: sessionDuplicate,
       success: { status: 201, description: 'Session (the copy, never opened)', schema: session, etag: true },
       errors: [400, 404, 409, 429],

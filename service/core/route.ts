@@ -87,6 +87,9 @@ export function bindRoutes(router: Router, routes: readonly Route[], options: Bi
 
 const ABSENT: IfMatch = { kind: 'absent' };
 
+/** The header a conditional write declares; only routes that declare it read it. */
+export const IF_MATCH_HEADER = { name: 'If-Match', description: 'The etag last read (quoted or bare), or `*`.' };
+
 /** The checks in their order, then the handler. */
 function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Promise<unknown>) | undefined): Reply | Promise<Reply> {
   const principal = options.authenticate(ctx);
@@ -98,7 +101,7 @@ function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Prom
   const query = r.query ? parseWith(r.query, ctx.query, 'query') : {};
   r.visible?.({ params, principal });
   // Only routes that take If-Match read it: elsewhere (a GET) the header means nothing.
-  const ifMatch = r.headers?.some((h) => h.name === 'If-Match')
+  const ifMatch = r.headers?.includes(IF_MATCH_HEADER)
     ? parseIfMatch(ctx.get('If-Match') || undefined)
     : ABSENT;
   const input = { params, query, principal, ifMatch, ctx };

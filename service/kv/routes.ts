@@ -1,5 +1,5 @@
 import { ApiError } from '../core/errors';
-import { route, type Route } from '../core/route';
+import { IF_MATCH_HEADER, route, type Route } from '../core/route';
 import type { CursorCodec } from '../core/pagination';
 import { DEFAULT_LIMIT, toPage } from '../core/pagination';
 import type { Json } from '../core/merge-patch';
@@ -17,7 +17,6 @@ import type { KvAddress, KvRow, KvStore } from './store';
 export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
   const { kv, cursors } = deps;
   const sharedNeedsCap = (p: Record<string, string>) => (p.ns === SHARED_NS ? ['kv.shared' as const] : []);
-  const docErrors = [400, 409, 413, 429];
   const keyExists = ({ params, principal }: { params: { ns: string; key: string }; principal: Principal }) => {
     if (!kv.get(addressOf(principal, params))) throw ApiError.notFound(`The key "${params.key}"`);
   };
@@ -69,9 +68,9 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
       extraCapabilities: sharedNeedsCap,
       params: keyParams,
       body: documentBody,
-      headers: [ifMatchHeader],
+      headers: [IF_MATCH_HEADER],
       success: { status: 200, description: 'KVDoc as stored', schema: kvDoc, etag: true },
-      errors: docErrors,
+      errors: [400, 409, 413, 429],
       handle({ params, body, principal, ifMatch }) {
         return docReply(kv.put(addressOf(principal, params), principal.studioId, body as Json, ifMatch));
       },
@@ -86,7 +85,7 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
       visible: keyExists,
       body: documentBody,
       bodyType: 'application/merge-patch+json',
-      headers: [ifMatchHeader],
+      headers: [IF_MATCH_HEADER],
       success: { status: 200, description: 'KVDoc as patched', schema: kvDoc, etag: true },
       errors: [400, 404, 409, 413, 429],
       handle({ params, body, principal, ifMatch }) {
@@ -101,7 +100,7 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
       extraCapabilities: sharedNeedsCap,
       params: keyParams,
       visible: keyExists,
-      headers: [ifMatchHeader],
+      headers: [IF_MATCH_HEADER],
       success: { status: 204, description: 'Deleted' },
       errors: [400, 404, 409],
       handle({ params, principal, ifMatch }) {
@@ -111,8 +110,6 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
     }),
   ];
 }
-
-const ifMatchHeader = { name: 'If-Match', description: 'The etag last read (quoted or bare), or `*`.' };
 
 function scopeOf(principal: Principal, ns: string): string {
   return ns === SHARED_NS ? '' : principal.studioId;

@@ -1,6 +1,6 @@
 import { ApiError } from '../core/errors';
 import type { Principal } from '../core/auth';
-import { route, type Route } from '../core/route';
+import { IF_MATCH_HEADER, route, type Route } from '../core/route';
 import { DEFAULT_LIMIT, toPage, type CursorCodec } from '../core/pagination';
 import { idParams, listQuery, session, sessionCreate, sessionDuplicate, sessionPage, sessionUpdate } from './schema';
 import { positionOf, type SessionPosition, type SessionRow, type SessionsStore } from './store';
@@ -16,7 +16,6 @@ import { positionOf, type SessionPosition, type SessionRow, type SessionsStore }
  */
 export function sessionRoutes(deps: { sessions: SessionsStore; cursors: CursorCodec }): Route[] {
   const { sessions, cursors } = deps;
-  const ifMatchHeader = { name: 'If-Match', description: 'The etag last read (quoted or bare), or `*`.' };
   const live = ({ params, principal }: { params: { id: string }; principal: Principal }) => {
     sessions.get(principal.studioId, params.id);
   };
@@ -72,7 +71,7 @@ export function sessionRoutes(deps: { sessions: SessionsStore; cursors: CursorCo
       visible: live,
       body: sessionUpdate,
       bodyType: 'application/merge-patch+json',
-      headers: [ifMatchHeader],
+      headers: [IF_MATCH_HEADER],
       success: { status: 200, description: 'Session', schema: session, etag: true },
       errors: [400, 404, 409, 413, 429],
       handle({ params, body, principal, ifMatch }) {
@@ -86,7 +85,7 @@ export function sessionRoutes(deps: { sessions: SessionsStore; cursors: CursorCo
       capability: 'kv',
       params: idParams,
       visible: live,
-      headers: [ifMatchHeader],
+      headers: [IF_MATCH_HEADER],
       success: { status: 204, description: 'Deleted' },
       errors: [404, 409],
       handle({ params, principal, ifMatch }) {

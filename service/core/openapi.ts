@@ -56,6 +56,7 @@ export function buildOpenApi(routes: readonly Route[], info: { version: string }
         description: r.success.description,
         ...(r.success.etag ? { headers: { ETag: { description: 'The quoted etag', schema: { type: 'string' } } } } : {}),
         ...(r.success.schema ? { content: { 'application/json': { schema: schemaOf(r.success.schema, 'output') } } } : {}),
+        ...(r.successType ? { content: { [r.successType]: {} } } : {}),
       },
     };
     for (const status of [401, 403, ...r.errors]) {
@@ -69,7 +70,9 @@ export function buildOpenApi(routes: readonly Route[], info: { version: string }
       parameters: parametersOf(r),
       ...(r.body
         ? { requestBody: { required: true, content: { [r.bodyType ?? 'application/json']: { schema: schemaOf(r.body, 'input') } } } }
-        : {}),
+        : r.rawBody
+          ? { requestBody: { required: true, description: r.rawBody.description, content: { '*/*': {} } } }
+          : {}),
       responses,
     };
   }

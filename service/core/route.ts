@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
 import { z, type ZodType } from 'zod';
@@ -25,6 +26,15 @@ export interface Reply {
   body?: unknown;
   rawJson?: string;
   etag?: string;
+  /**
+   * Bytes from disk or a live event stream. Koa pipes it and destroys it when
+   * the client goes away; `type` names its media type.
+   */
+  stream?: Readable;
+  /** Media type of `stream` or of a Buffer `body`. */
+  type?: string;
+  /** Further response headers (Content-Range, Cache-Control ...). */
+  headers?: Record<string, string>;
 }
 
 export interface RouteInput<P, Q, B> {
@@ -56,6 +66,13 @@ export interface Route<P = any, Q = any, B = any> {
   body?: ZodType<B>;
   /** Body media type for the reference (default application/json). */
   bodyType?: 'application/json' | 'application/merge-patch+json';
+  /**
+   * The handler reads `ctx.req` itself (an upload streamed to disk); no JSON
+   * body is read and `body` is not used. Described as any media type.
+   */
+  rawBody?: { description: string };
+  /** Media type of a success reply that is not JSON (`image/webp`, `text/event-stream`). */
+  successType?: string;
   headers?: { name: string; description: string; required?: boolean }[];
   success: { status: number; description: string; schema?: ZodType; etag?: boolean };
   errors: number[];
@@ -112,10 +129,15 @@ function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Prom
 function send(ctx: Context, reply: Reply): void {
   ctx.status = reply.status;
   if (reply.etag !== undefined) ctx.set('ETag', quoteEtag(reply.etag));
-  if (reply.rawJson !== undefined) {
+  if (reply.headers) ctx.set(reply.headers);
+  if (reply.stream !== undefined) {
+    ctx.type = reply.type ?? 'application/octet-stream';
+    ctx.body = reply.stream;
+  } else if (reply.rawJson !== undefined) {
     ctx.type = 'application/json';
     ctx.body = reply.rawJson;
   } else if (reply.body !== undefined) {
+    if (reply.type !== undefined) ctx.type = reply.type;
     ctx.body = reply.body;
   }
 }

@@ -14,6 +14,7 @@ import { openDatabase } from './db/open';
 import { createStudiosStore } from './studios';
 import { createKvStore, kvRoutes } from './kv';
 import { createSessionsStore, sessionRoutes } from './sessions';
+import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
 
 /**
  * createService() is the whole service as a plain Node library: the CLI's
@@ -34,6 +35,8 @@ export interface ServiceOptions {
   diskHeadroom?: number;
   /** Write one access-log line per request to stderr. */
   accessLog?: boolean;
+  /** Event-stream and runner tuning (tests and benches). */
+  jobs?: Pick<JobsOptions, 'heartbeatMs' | 'highWater' | 'killGraceMs'>;
 }
 
 export interface ServiceConfig {
@@ -52,6 +55,8 @@ export interface Service {
   /** Stops accepting, ends open connections, closes the database. */
   close(): Promise<void>;
   routes: readonly Route[];
+  /** The jobs domain: the runner for export and the launcher, and the event hub. */
+  jobs: JobsDomain;
   /** The OpenAPI 3.1 document served at /api/v1/openapi.json. */
   openapi: Record<string, unknown>;
 }
@@ -66,11 +71,13 @@ export function createService(options: ServiceOptions): Service {
   const db = openDatabase(config.dataDir);
   const studios = createStudiosStore(db);
   const cursors = new CursorCodec(studios.cursorSecret());
+  const jobs = createJobsDomain({ db, dataDir: config.dataDir, ...options.jobs });
 
   // Every domain, one line each.
   const routes: Route[] = [
     ...kvRoutes({ kv: createKvStore(db, studios), cursors }),
     ...sessionRoutes({ sessions: createSessionsStore(db, studios), cursors }),
+    ...jobRoutes({ jobs, cursors }),
   ];
 
   let port = 0;
@@ -118,6 +125,7 @@ export function createService(options: ServiceOptions): Service {
     config,
     callback,
     routes,
+    jobs,
     openapi,
     listen(requested: number) {
       return new Promise((resolve, reject) => {
@@ -137,6 +145,8 @@ export function createService(options: ServiceOptions): Service {
       });
     },
     async close() {
+      // Running runner jobs are cancelled (partial output removed) and event streams end (decisions §1).
+      await jobs.close();
       if (server) {
         const s = server;
         server = null;

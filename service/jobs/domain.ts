@@ -1,0 +1,274 @@
+import type { PassThrough } from 'node:stream';
+import type { Db } from '../db/open';
+import { ApiError } from '../core/errors';
+import { newId } from '../core/ids';
+import { nowIso } from '../core/time';
+import { JobHub } from './hub';
+import { JobLogs, MAX_LINE_BYTES, MAX_LOG_BYTES, splitLines } from './logs';
+import { runSteps, StepControl, type RunStep } from './runner';
+import type { TaskUpdate } from './schema';
+import { formatEvent } from './sse';
+import { isFinished, type JobKind } from './states';
+import { openChannelStream, openLogStream, type StreamTuning } from './streams';
+import { applyTaskUpdate, newTaskRow, requestTaskCancel, requireTask, requireUnfinished } from './task';
+import { createJobsStore, jobJson, type JobRow, type JobScope } from './store';
+
+/**
+ * The jobs domain: the store, the log files, the hub and the runner, and the
+ * one place where a job change is written and then announced (a `job`
+ * channel event; `end` on the log stream once it finished).
+ */
+
+export const INTERRUPTED_MESSAGE =
+  'The service stopped while this job was running (crash or kill); it was not finished.';
+
+export interface JobsOptions {
+  db: Db;
+  dataDir: string;
+  /** Heartbeat comment interval of event streams (default 15 s, or BACKLOT_SSE_HEARTBEAT_MS; test only). */
+  heartbeatMs?: number;
+  /** Unread bytes a stream client may have before it is paused (logs) or dropped (events). Default 1 MiB. */
+  highWater?: number;
+  /** SIGTERM-to-SIGKILL grace on cancel (default 5 s). */
+  killGraceMs?: number;
+}
+
+export interface RunJobSpec {
+  studioId: string;
+  kind: Exclude<JobKind, 'task'>;
+  title: string;
+  timelineId?: string | null;
+  data?: Record<string, unknown>;
+  steps: RunStep[];
+  /** Sees every output line; a returned pair sets the job's progress. */
+  onLine?: (line: string, step: RunStep, index: number) => { num: number; den: number } | void;
+  /** After every step exited 0; what it returns becomes `data`. Throwing fails the job (cleanup runs). */
+  onSuccess?: (job: JobRow) => Promise<Record<string, unknown> | void> | Record<string, unknown> | void;
+  /** After a failure or a cancel, before the job ends: remove partial output. */
+  cleanup?: () => Promise<void> | void;
+}
+
+export interface RunHandle {
+  job: JobRow;
+  /** Resolves with the finished job. */
+  done: Promise<JobRow>;
+  /** Ends the job `cancelled` (process group stopped, cleanup run); resolves with the finished job. */
+  cancel(): Promise<JobRow>;
+}
+
+export function createJobsDomain(o: JobsOptions) {
+  const store = createJobsStore(o.db);
+  const logs = new JobLogs(o.dataDir);
+  const hub = new JobHub();
+  const envHeartbeat = Number(process.env.BACKLOT_SSE_HEARTBEAT_MS);
+  const tuning: StreamTuning = {
+    heartbeatMs: o.heartbeatMs ?? (envHeartbeat > 0 ? envHeartbeat : 15_000),
+    highWater: o.highWater ?? 1024 * 1024,
+  };
+  const killGraceMs = o.killGraceMs ?? 5000;
+  const running = new Map<string, { control: StepControl; done: Promise<JobRow> }>();
+
+  const announce = (row: JobRow): JobRow => {
+    hub.publishChannel({ studioId: row.studio_id, frame: formatEvent({ event: 'job', data: jobJson(row) }) });
+    if (isFinished(row.state)) {
+      logs.release(row.id);
+      hub.publishLog(row.id, { type: 'end', frame: endFrame(row) });
+    }
+    return row;
+  };
+
+  const writeLines = (jobId: string, texts: string[], step: string | null): void => {
+    for (const r of logs.appendLines(jobId, texts, step, nowIso())) {
+      hub.publishLog(jobId, { type: 'record', n: r.n, end: r.end, frame: formatEvent({ event: 'line', id: r.n!, data: r.json }) });
+    }
+  };
+
+  // Service start: runner jobs a crash left unfinished have no process any more.
+  for (const row of store.failInterrupted(INTERRUPTED_MESSAGE)) announce(row);
+
+  function runJob(spec: RunJobSpec): RunHandle {
+    const now = nowIso();
+    const job = announce(
+      store.insert({
+        id: newId(),
+        studio_id: spec.studioId,
+        kind: spec.kind,
+        title: spec.title,
+        state: 'running',
+        progress_num: 0,
+        progress_den: 0,
+        last_error: null,
+        cancel_requested_at: null,
+        data: JSON.stringify(spec.data ?? {}),
+        timeline_id: spec.timelineId ?? null,
+        created_at: now,
+        updated_at: now,
+        finished_at: null,
+      }),
+    );
+    const control = new StepControl(killGraceMs);
+    let truncated = false;
+    const sink = {
+      step(name: string, index: number) {
+        const r = logs.appendStep(job.id, { step: name, index, at: nowIso() });
+        hub.publishLog(job.id, { type: 'record', n: null, end: r.end, frame: formatEvent({ event: 'step', data: r.json }) });
+      },
+      lines(texts: string[], stepName: string) {
+        if (logs.stats(job.id).bytes > MAX_LOG_BYTES) {
+          if (!truncated) writeLines(job.id, ['[log limit reached: further output is not kept]'], stepName);
+          truncated = true;
+        } else {
+          writeLines(job.id, texts, stepName);
+        }
+        const index = spec.steps.findIndex((s) => s.name === stepName);
+        for (const text of texts) {
+          const p = spec.onLine?.(text, spec.steps[index]!, index);
+          if (p) setProgress(job.id, p.num, p.den);
+        }
+      },
+    };
+    const finish = (patch: Partial<JobRow>): JobRow =>
+      announce(store.change(job.id, (row) => ({ ...row, ...patch, updated_at: nowIso(), finished_at: nowIso() })));
+    const done = (async (): Promise<JobRow> => {
+      let result = await runSteps(spec.steps, sink, control);
+      let data: Record<string, unknown> | void = undefined;
+      if (result.outcome === 'succeeded' && spec.onSuccess) {
+        try {
+          data = await spec.onSuccess(store.get(job.id)!);
+        } catch (err) {
+          result = { outcome: 'failed', error: (err as Error).message || String(err) };
+        }
+      }
+      if (result.outcome === 'succeeded' && control.cancelled) result = { outcome: 'cancelled' };
+      if (result.outcome !== 'succeeded') {
+        try {
+          await spec.cleanup?.();
+        } catch (err) {
+          console.error(`job ${job.id}: cleanup failed:`, err);
+        }
+      }
+      running.delete(job.id);
+      if (result.outcome === 'succeeded') return finish({ state: 'succeeded', ...(data ? { data: JSON.stringify(data) } : {}) });
+      if (result.outcome === 'cancelled') return finish({ state: 'cancelled', last_error: null });
+      return finish({ state: 'failed', last_error: result.error });
+    })();
+    running.set(job.id, { control, done });
+    return { job, done, cancel: () => cancelRunner(job.id) };
+  }
+
+  function setProgress(id: string, num: number, den: number): void {
+    if (!(Number.isSafeInteger(num) && Number.isSafeInteger(den) && num >= 0 && den >= 0)) return;
+    announce(
+      store.change(id, (row) =>
+        isFinished(row.state) ? row : { ...row, progress_num: den > 0 ? Math.min(num, den) : num, progress_den: den, updated_at: nowIso() },
+      ),
+    );
+  }
+
+  async function cancelRunner(id: string, graceMs = killGraceMs): Promise<JobRow> {
+    const live = running.get(id);
+    if (!live) {
+      // Not running in this process (cannot happen after start-up recovery): it just ends.
+      const row = store.get(id);
+      if (!row) throw ApiError.notFound('The job');
+      requireUnfinished(row);
+      const now = nowIso();
+      return announce(store.change(id, (r) => ({ ...r, state: 'cancelled', cancel_requested_at: now, updated_at: now, finished_at: now })));
+    }
+    if (!live.control.cancelled) {
+      announce(store.change(id, (row) => ({ ...row, cancel_requested_at: nowIso(), updated_at: nowIso() })));
+    }
+    void live.control.cancel(graceMs);
+    return live.done;
+  }
+
+  return {
+    store,
+    hub,
+    logs,
+    tuning,
+
+    list(scope: JobScope, afterId: string | null, limit: number): JobRow[] {
+      return store.list(scope, afterId, limit);
+    },
+
+    createTask(studioId: string, body: Parameters<typeof newTaskRow>[1]): JobRow {
+      return announce(store.insert(newTaskRow({ id: newId(), studioId, now: nowIso() }, body)));
+    },
+
+    patchTask(studioId: string, id: string, patch: TaskUpdate): JobRow {
+      store.visible(studioId, id);
+      return announce(store.change(id, (row) => applyTaskUpdate(row, patch, nowIso())));
+    },
+
+    cancelTask(studioId: string, id: string): JobRow {
+      store.visible(studioId, id);
+      return announce(store.change(id, (row) => requestTaskCancel(row, nowIso())));
+    },
+
+    /** POST /jobs/{id}/logs: kind (403), finished (409), each line's size (400), the log's size (413). */
+    appendTaskLog(studioId: string, id: string, given: string[]): void {
+      const row = store.visible(studioId, id);
+      requireTask(row);
+      requireUnfinished(row);
+      const lines = splitLines(given);
+      const long = lines.findIndex((l) => Buffer.byteLength(l) > MAX_LINE_BYTES);
+      if (long !== -1) throw ApiError.badRequest(`Line ${long + 1} is longer than ${MAX_LINE_BYTES} bytes.`, { limit: MAX_LINE_BYTES });
+      const adding = lines.reduce((sum, l) => sum + Buffer.byteLength(l) + 80, 0);
+      if (logs.stats(id).bytes + adding > MAX_LOG_BYTES) throw ApiError.tooLarge(MAX_LOG_BYTES, "The job's log");
+      writeLines(id, lines, null);
+    },
+
+    logStream(row: JobRow, after: number): PassThrough {
+      return openLogStream({
+        ...tuning,
+        jobId: row.id,
+        logPath: logs.path(row.id),
+        after,
+        hub,
+        endFrame: () => {
+          const now = store.get(row.id);
+          return now && isFinished(now.state) ? endFrame(now) : null;
+        },
+      });
+    },
+
+    /** `studioId: null`: every studio's events (the launcher). */
+    channelStream(studioId: string | null): PassThrough {
+      return openChannelStream({ ...tuning, studioId, hub });
+    },
+
+    /** Publishes a channel event of another kind (e.g. the launcher's `studio` events). */
+    publish(studioId: string, event: string, data: unknown): void {
+      hub.publishChannel({ studioId, frame: formatEvent({ event, data: JSON.stringify(data) }) });
+    },
+
+    runJob,
+
+    /**
+     * Cancel from the launcher or an export cancel: a runner job stops
+     * (process group ended, cleanup run, `cancelled`); a task job records the
+     * request as POST /jobs/{id}:cancel does. 404 unknown, 409 finished.
+     */
+    async cancelJob(id: string): Promise<JobRow> {
+      const row = store.get(id);
+      if (!row) throw ApiError.notFound('The job');
+      if (row.kind === 'task') return announce(store.change(id, (r) => requestTaskCancel(r, nowIso())));
+      requireUnfinished(row);
+      return cancelRunner(id);
+    },
+
+    /** Service shutdown: running runner jobs are cancelled (shorter grace), streams end, files close. */
+    async close(graceMs = 1500): Promise<void> {
+      await Promise.all([...running.keys()].map((id) => cancelRunner(id, graceMs).catch(() => undefined)));
+      hub.closeAll();
+      logs.closeAll();
+    },
+  };
+}
+
+export type JobsDomain = ReturnType<typeof createJobsDomain>;
+
+function endFrame(row: JobRow): string {
+  return formatEvent({ event: 'end', data: JSON.stringify({ state: row.state, last_error: row.last_error }) });
+}

@@ -1,0 +1,84 @@
+/**
+ * The in-process event hub. Log records, job ends and channel events are
+ * published here once, already framed as server-sent events, and every open
+ * stream that subscribed writes the same text.
+ *
+ * - Log events are keyed by job id (`GET /jobs/{id}/logs` and the launcher's
+ *   copy of it).
+ * - Channel events carry the studio they concern: `GET /events` keeps its
+ *   studio's; the launcher's `GET /launcher/events` may subscribe with
+ *   `studioId: null` to hear every studio (and publish its own `studio` events).
+ */
+
+export type LogEvent =
+  /** A line or step record now in the log file; `end` is the file offset after it. */
+  | { type: 'record'; n: number | null; end: number; frame: string }
+  /** The job finished; every record is already in the file. */
+  | { type: 'end'; frame: string };
+
+export interface ChannelEvent {
+  studioId: string;
+  frame: string;
+}
+
+type Listener<E> = (event: E) => void;
+
+export class JobHub {
+  private readonly logs = new Map<string, Set<Listener<LogEvent>>>();
+  private readonly channel = new Set<{ studioId: string | null; fn: Listener<ChannelEvent> }>();
+  /** Open streams, ended when the service closes. */
+  private readonly streams = new Set<() => void>();
+
+  onLog(jobId: string, fn: Listener<LogEvent>): () => void {
+    let set = this.logs.get(jobId);
+    if (!set) this.logs.set(jobId, (set = new Set()));
+    set.add(fn);
+    return () => {
+      const current = this.logs.get(jobId);
+      if (!current) return;
+      current.delete(fn);
+      if (current.size === 0) this.logs.delete(jobId);
+    };
+  }
+
+  publishLog(jobId: string, event: LogEvent): void {
+    const set = this.logs.get(jobId);
+    if (!set) return;
+    for (const fn of [...set]) fn(event);
+  }
+
+  /** `studioId: null` hears every studio. */
+  onChannel(studioId: string | null, fn: Listener<ChannelEvent>): () => void {
+    const entry = { studioId, fn };
+    this.channel.add(entry);
+    return () => {
+      this.channel.delete(entry);
+    };
+  }
+
+  publishChannel(event: ChannelEvent): void {
+    for (const entry of [...this.channel]) {
+      if (entry.studioId === null || entry.studioId === event.studioId) entry.fn(event);
+    }
+  }
+
+  /** Registers an open stream's closer; returns the unregister function. */
+  track(close: () => void): () => void {
+    this.streams.add(close);
+    return () => {
+      this.streams.delete(close);
+    };
+  }
+
+  /** Ends every open stream (service shutdown). */
+  closeAll(): void {
+    for (const close of [...this.streams]) close();
+  }
+
+  /** Subscriptions held right now (log listeners, channel listeners, open streams); for tests. */
+  stats(): { logListeners: number; channelListeners: number; streams: number } {
+    let logListeners = 0;
+    for (const set of this.logs.values()) logListeners += set.size;
+    return { logListeners, channelListeners: this.channel.size, streams: this.streams.size };
+  }
+}

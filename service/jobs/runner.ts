@@ -1,0 +1,164 @@
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { cutLine } from './logs';
+
+/**
+ * The job runner's process side: each step is one child process, started
+ * from an argument vector (never a shell string), as the leader of its own
+ * process group, so cancel reaches every process it started.
+ *
+ * Cancel: SIGTERM to the group, SIGKILL to whatever is left after the grace
+ * period, then wait until no process of the group is alive. When a step's
+ * leader exits by itself, processes it left behind in its group are ended the
+ * same way, so no step outlives its job.
+ */
+
+export interface RunStep {
+  name: string;
+  /** argv: command[0] is the program, the rest its arguments, passed as they are. */
+  command: string[];
+  cwd?: string;
+  /** Added to the service's environment. */
+  env?: Record<string, string>;
+}
+
+export interface StepSink {
+  /** A step begins (before its process starts). */
+  step(name: string, index: number): void;
+  /** Output lines of the current step (stdout and stderr). */
+  lines(texts: string[], step: string): void;
+}
+
+export type StepsOutcome = { outcome: 'succeeded' } | { outcome: 'failed'; error: string } | { outcome: 'cancelled' };
+
+/** Cancels the steps in progress; shared between the runner and whoever cancels. */
+export class StepControl {
+  cancelled = false;
+  private pgid: number | null = null;
+  private ending: Promise<void> | null = null;
+
+  constructor(private readonly graceMs: number) {}
+
+  attach(pgid: number | null): void {
+    this.pgid = pgid;
+  }
+
+  /** Ends the running step's whole process group; resolves when none of it is alive. */
+  cancel(graceMs = this.graceMs): Promise<void> {
+    this.cancelled = true;
+    if (this.pgid === null) return Promise.resolve();
+    this.ending ??= endGroup(this.pgid, graceMs);
+    return this.ending;
+  }
+}
+
+export async function runSteps(steps: readonly RunStep[], sink: StepSink, control: StepControl): Promise<StepsOutcome> {
+  for (const [index, step] of steps.entries()) {
+    if (control.cancelled) return { outcome: 'cancelled' };
+    sink.step(step.name, index);
+    const result = await runOne(step, sink, control);
+    if (control.cancelled) return { outcome: 'cancelled' };
+    if (result !== null) return { outcome: 'failed', error: result };
+  }
+  return { outcome: 'succeeded' };
+}
+
+/** Runs one step; resolves with null on exit 0, else the error text naming the step. */
+function runOne(step: RunStep, sink: StepSink, control: StepControl): Promise<string | null> {
+  const [program, ...args] = step.command;
+  if (!program) return Promise.resolve(`Step "${step.name}" has no command.`);
+  return new Promise((resolve) => {
+    const child = spawn(program, args, {
+      cwd: step.cwd,
+      env: step.env ? { ...process.env, ...step.env } : process.env,
+      detached: true,
+      shell: false,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const pid = child.pid ?? null;
+    control.attach(pid);
+    let settled = false;
+    const settle = (value: string | null) => {
+      if (settled) return;
+      settled = true;
+      control.attach(null);
+      resolve(value);
+    };
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
+        sink.lines(cutLine(line), step.name);
+      });
+    }
+    child.once('error', (err) => {
+      if (pid === null) settle(`Step "${step.name}" could not start ${JSON.stringify(program)}: ${err.message}`);
+    });
+    child.once('exit', () => {
+      // Whatever the leader left running in its group ends with it.
+      if (pid !== null && !control.cancelled) void endGroup(pid, 1000);
+    });
+    child.once('close', (code, signal) => {
+      if (code === 0) settle(null);
+      else if (signal) settle(`Step "${step.name}" was ended by ${signal}.`);
+      else settle(`Step "${step.name}" exited with code ${code}.`);
+    });
+  });
+}
+
+/** SIGTERM to the group, SIGKILL after `graceMs`, then waits (bounded) until none of it is alive. */
+export async function endGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!signalGroup(pgid, 'SIGTERM')) return;
+  const deadline = Date.now() + graceMs;
+  while (groupAlive(pgid) && Date.now() < deadline) await sleep(25);
+  if (!groupAlive(pgid)) return;
+  signalGroup(pgid, 'SIGKILL');
+  const hard = Date.now() + 3000;
+  while (groupAlive(pgid) && Date.now() < hard) await sleep(25);
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether any process of the group is alive. On Linux /proc is read so that
+ * zombies (exited, waiting for a parent that may never reap them) do not
+ * count; elsewhere signal 0 answers.
+ */
+export function groupAlive(pgid: number): boolean {
+  if (process.platform !== 'linux') {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  return groupMembers(pgid).length > 0;
+}
+
+/** Live (non-zombie) pids of a process group, from /proc (Linux). */
+export function groupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') members.push(Number(entry));
+  }
+  return members;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

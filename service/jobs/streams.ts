@@ -1,0 +1,173 @@
+import { PassThrough } from 'node:stream';
+import type { JobHub, LogEvent } from './hub';
+import { readRecords } from './logs';
+import { formatComment, formatEvent } from './sse';
+
+/**
+ * The two event streams. Each is a PassThrough handed to Koa as the reply
+ * body; Koa destroys it when the client goes away, and its 'close' frees
+ * everything the stream held (hub subscription, heartbeat timer, file reads).
+ */
+
+export interface StreamTuning {
+  /** A comment is sent this often so proxies and clients see the stream alive (decisions §8: at most 15 s). */
+  heartbeatMs: number;
+  /** Bytes a client may have unread before the stream stops writing to it (see below). */
+  highWater: number;
+}
+
+/** The event frame of a log line or step record read back from the file. */
+export function recordFrame(json: string): { n: number | null; frame: string } {
+  if (json.startsWith('{"n":')) {
+    const n = (JSON.parse(json) as { n: number }).n;
+    return { n, frame: formatEvent({ event: 'line', id: n, data: json }) };
+  }
+  return { n: null, frame: formatEvent({ event: 'step', data: json }) };
+}
+
+export interface LogStreamOptions extends StreamTuning {
+  jobId: string;
+  logPath: string;
+  /** Resume after this line number (`Last-Event-ID`), 0 for the whole log. */
+  after: number;
+  hub: JobHub;
+  /** The `end` frame when the job has finished, else null; read when the file is caught up. */
+  endFrame: () => string | null;
+}
+
+/**
+ * `GET /jobs/{id}/logs`: replay from the file, then live.
+ *
+ * The stream is always in one of three modes:
+ * - `catching-up`: reading the file from `offset`; live events are ignored,
+ *   because every record is in the file before it is published. At the end of
+ *   the file the size is checked synchronously and the mode becomes `live` in
+ *   the same tick, so no record falls between the file and the live events.
+ * - `live`: records from the hub are written as they come.
+ * - `paused`: the client has more than `highWater` bytes unread; nothing more
+ *   is buffered for it. When it drains, the stream catches up from the file.
+ *   A slow client thus costs at most `highWater` plus one read of memory, and
+ *   misses nothing.
+ * `end` is written once, when the job has finished and the file is caught up,
+ * and the stream then closes.
+ */
+export function openLogStream(o: LogStreamOptions): PassThrough {
+  const out = new PassThrough();
+  let mode: 'catching-up' | 'live' | 'paused' | 'closed' = 'catching-up';
+  let offset = 0;
+  let skipping = o.after > 0;
+
+  const send = (n: number | null, frame: string): void => {
+    if (skipping) {
+      if (n !== null && n >= o.after) skipping = false;
+      return;
+    }
+    out.write(frame);
+  };
+
+  const finish = (frame: string): void => {
+    if (mode === 'closed') return;
+    mode = 'closed';
+    out.end(frame);
+  };
+
+  const catchUp = async (): Promise<void> => {
+    mode = 'catching-up';
+    for (;;) {
+      const { records, next } = await readRecords(o.logPath, offset);
+      if ((mode as string) === 'closed') return;
+      for (const r of records) {
+        const { n, frame } = recordFrame(r.json);
+        send(n, frame);
+      }
+      offset = next;
+      if (records.length === 0) {
+        // The end of the file, checked in the same tick as the switch to live.
+        const end = o.endFrame();
+        if (end !== null) return finish(end);
+        mode = 'live';
+        return;
+      }
+      if (out.writableLength > o.highWater) {
+        mode = 'paused';
+        return;
+      }
+    }
+  };
+
+  const onEvent = (e: LogEvent): void => {
+    if (mode !== 'live') return;
+    if (e.type === 'end') return finish(e.frame);
+    if (e.end <= offset) return;
+    offset = e.end;
+    send(e.n, e.frame);
+    if (out.writableLength > o.highWater) mode = 'paused';
+  };
+
+  const resume = (): void => {
+    if (mode === 'paused') void catchUp().catch((err: unknown) => out.destroy(err as Error));
+  };
+
+  const unsubscribe = o.hub.onLog(o.jobId, onEvent);
+  const untrack = o.hub.track(() => {
+    if (mode !== 'closed') {
+      mode = 'closed';
+      out.end();
+    }
+  });
+  const heartbeat = setInterval(() => {
+    if (mode !== 'closed' && out.writableLength <= o.highWater) out.write(formatComment('heartbeat'));
+  }, o.heartbeatMs);
+  heartbeat.unref();
+  out.on('drain', resume);
+  out.once('close', () => {
+    mode = 'closed';
+    clearInterval(heartbeat);
+    unsubscribe();
+    untrack();
+  });
+
+  out.write(formatComment('log stream'));
+  void catchUp().catch((err: unknown) => out.destroy(err as Error));
+  return out;
+}
+
+export interface ChannelStreamOptions extends StreamTuning {
+  /** The studio whose events are sent; null for every studio (the launcher). */
+  studioId: string | null;
+  hub: JobHub;
+}
+
+/**
+ * `GET /events`: live channel events only, nothing replayed. A client that
+ * falls more than `highWater` bytes behind is disconnected (an EventSource
+ * reconnects by itself and should re-read `GET /jobs`), so nothing is
+ * buffered without bound.
+ */
+export function openChannelStream(o: ChannelStreamOptions): PassThrough {
+  const out = new PassThrough();
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    out.end();
+  };
+  const unsubscribe = o.hub.onChannel(o.studioId, (e) => {
+    if (closed) return;
+    out.write(e.frame);
+    if (out.writableLength > o.highWater) close();
+  });
+  const untrack = o.hub.track(close);
+  const heartbeat = setInterval(() => {
+    if (!closed) out.write(formatComment('heartbeat'));
+  }, o.heartbeatMs);
+  heartbeat.unref();
+  out.once('close', () => {
+    closed = true;
+    clearInterval(heartbeat);
+    unsubscribe();
+    untrack();
+  });
+  out.write(formatComment('events'));
+  return out;
+}

@@ -27,7 +27,7 @@ export class JobHub {
   private readonly logs = new Map<string, Set<Listener<LogEvent>>>();
   private readonly channel = new Set<{ studioId: string | null; fn: Listener<ChannelEvent> }>();
   /** Open streams, ended when the service closes. */
-  private readonly streams = new Set<() => void>();
+  private readonly streams = new Map<() => void, () => number>();
 
   onLog(jobId: string, fn: Listener<LogEvent>): () => void {
     let set = this.logs.get(jobId);
@@ -62,9 +62,9 @@ export class JobHub {
     }
   }
 
-  /** Registers an open stream's closer; returns the unregister function. */
-  track(close: () => void): () => void {
-    this.streams.add(close);
+  /** Registers an open stream's closer and its unread byte count; returns the unregister function. */
+  track(close: () => void, buffered: () => number): () => void {
+    this.streams.set(close, buffered);
     return () => {
       this.streams.delete(close);
     };
@@ -72,13 +72,15 @@ export class JobHub {
 
   /** Ends every open stream (service shutdown). */
   closeAll(): void {
-    for (const close of [...this.streams]) close();
+    for (const close of [...this.streams.keys()]) close();
   }
 
   /** Subscriptions held right now (log listeners, channel listeners, open streams); for tests. */
-  stats(): { logListeners: number; channelListeners: number; streams: number } {
+  stats(): { logListeners: number; channelListeners: number; streams: number; maxBuffered: number } {
     let logListeners = 0;
     for (const set of this.logs.values()) logListeners += set.size;
-    return { logListeners, channelListeners: this.channel.size, streams: this.streams.size };
+    let maxBuffered = 0;
+    for (const buffered of this.streams.values()) maxBuffered = Math.max(maxBuffered, buffered());
+    return { logListeners, channelListeners: this.channel.size, streams: this.streams.size, maxBuffered };
   }
 }

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import type { JobHub, LogEvent } from './hub';
 import { readRecords } from './logs';
@@ -71,6 +72,7 @@ export function openLogStream(o: LogStreamOptions): PassThrough {
     out.end(frame);
   };
 
+  let stalledAt = -1;
   const catchUp = async (): Promise<void> => {
     mode = 'catching-up';
     for (;;) {
@@ -82,7 +84,14 @@ export function openLogStream(o: LogStreamOptions): PassThrough {
       }
       offset = next;
       if (records.length === 0) {
-        // The end of the file, checked in the same tick as the switch to live.
+        // The read ran on another thread: records appended since are only
+        // seen by a synchronous size check, in the same tick as the switch to live.
+        // A size that stays past the last whole record is a tail torn by a crash: done.
+        const size = fileSize(o.logPath);
+        if (size > offset && size !== stalledAt) {
+          stalledAt = size;
+          continue;
+        }
         const end = o.endFrame();
         if (end !== null) return finish(end);
         mode = 'live';
@@ -114,7 +123,7 @@ export function openLogStream(o: LogStreamOptions): PassThrough {
       mode = 'closed';
       out.end();
     }
-  });
+  }, () => out.writableLength + out.readableLength);
   const heartbeat = setInterval(() => {
     if (mode !== 'closed' && out.writableLength <= o.highWater) out.write(formatComment('heartbeat'));
   }, o.heartbeatMs);
@@ -157,7 +166,7 @@ export function openChannelStream(o: ChannelStreamOptions): PassThrough {
     out.write(e.frame);
     if (out.writableLength > o.highWater) close();
   });
-  const untrack = o.hub.track(close);
+  const untrack = o.hub.track(close, () => out.writableLength + out.readableLength);
   const heartbeat = setInterval(() => {
     if (!closed) out.write(formatComment('heartbeat'));
   }, o.heartbeatMs);
@@ -170,4 +179,12 @@ export function openChannelStream(o: ChannelStreamOptions): PassThrough {
   });
   out.write(formatComment('events'));
   return out;
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }

@@ -41,10 +41,13 @@ export interface TestService {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startService(options: { args?: string[]; dataDir?: string } = {}): Promise<TestService> {
+export async function startService(
+  options: { args?: string[]; dataDir?: string; env?: NodeJS.ProcessEnv; keepDataDir?: boolean } = {},
+): Promise<TestService> {
   const dataDir = options.dataDir ?? tempDir();
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
   });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
@@ -85,7 +88,7 @@ export async function startService(options: { args?: string[]; dataDir?: string 
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       const code = await exited;
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!options.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
       return code;
     },
   };

@@ -78,9 +78,10 @@ export function createJobsDomain(o: JobsOptions) {
   };
 
   const writeLines = (jobId: string, texts: string[], step: string | null): void => {
-    for (const r of logs.appendLines(jobId, texts, step, nowIso())) {
-      hub.publishLog(jobId, { type: 'record', n: r.n, end: r.end, frame: formatEvent({ event: 'line', id: r.n!, data: r.json }) });
-    }
+    const written = logs.appendLines(jobId, texts, step, nowIso());
+    const items = written.map((r) => ({ n: r.n, frame: formatEvent({ event: 'line', id: r.n!, data: r.json }) }));
+    const end = written[written.length - 1]?.end ?? 0;
+    hub.publishLog(jobId, { type: 'records', items, end, frame: Buffer.from(items.map((i) => i.frame).join('')) });
   };
 
   // Service start: runner jobs a crash left unfinished have no process any more.
@@ -111,7 +112,8 @@ export function createJobsDomain(o: JobsOptions) {
     const sink = {
       step(name: string, index: number) {
         const r = logs.appendStep(job.id, { step: name, index, at: nowIso() });
-        hub.publishLog(job.id, { type: 'record', n: null, end: r.end, frame: formatEvent({ event: 'step', data: r.json }) });
+        const frame = formatEvent({ event: 'step', data: r.json });
+        hub.publishLog(job.id, { type: 'records', items: [{ n: null, frame }], end: r.end, frame: Buffer.from(frame) });
       },
       lines(texts: string[], stepName: string) {
         if (logs.stats(job.id).bytes > MAX_LOG_BYTES) {

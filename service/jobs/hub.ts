@@ -1,7 +1,8 @@
 /**
  * The in-process event hub. Log records, job ends and channel events are
  * published here once, already framed as server-sent events, and every open
- * stream that subscribed writes the same text.
+ * stream that subscribed writes the same bytes (one shared Buffer, so a
+ * thousand listeners do not hold a thousand copies).
  *
  * - Log events are keyed by job id (`GET /jobs/{id}/logs` and the launcher's
  *   copy of it).
@@ -11,8 +12,11 @@
  */
 
 export type LogEvent =
-  /** A line or step record now in the log file; `end` is the file offset after it. */
-  | { type: 'record'; n: number | null; end: number; frame: string }
+  /**
+   * Line or step records now in the log file (one append), each framed, and
+   * `frame` all of them at once; `end` is the file offset after the last.
+   */
+  | { type: 'records'; items: { n: number | null; frame: string }[]; end: number; frame: Buffer }
   /** The job finished; every record is already in the file. */
   | { type: 'end'; frame: string };
 

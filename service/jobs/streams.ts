@@ -58,12 +58,20 @@ export function openLogStream(o: LogStreamOptions): PassThrough {
   let offset = 0;
   let skipping = o.after > 0;
 
-  const send = (n: number | null, frame: string): void => {
-    if (skipping) {
-      if (n !== null && n >= o.after) skipping = false;
-      return;
+  /** The frames of records in order, leaving out those up to line `after` on a resume. */
+  const pick = (items: readonly { n: number | null; frame: string }[]): string => {
+    let text = '';
+    for (const { n, frame } of items) {
+      if (skipping) {
+        if (n !== null && n >= o.after) skipping = false;
+        continue;
+      }
+      text += frame;
     }
-    out.write(frame);
+    return text;
+  };
+  const resume = (): void => {
+    if (mode === 'paused') void catchUp().catch((err: unknown) => out.destroy(err as Error));
   };
 
   const finish = (frame: string): void => {
@@ -78,10 +86,8 @@ export function openLogStream(o: LogStreamOptions): PassThrough {
     for (;;) {
       const { records, next } = await readRecords(o.logPath, offset);
       if ((mode as string) === 'closed') return;
-      for (const r of records) {
-        const { n, frame } = recordFrame(r.json);
-        send(n, frame);
-      }
+      const text = pick(records.map((r) => recordFrame(r.json)));
+      if (text !== '') out.write(text);
       offset = next;
       if (records.length === 0) {
         // The read ran on another thread: records appended since are only
@@ -97,7 +103,7 @@ export function openLogStream(o: LogStreamOptions): PassThrough {
         mode = 'live';
         return;
       }
-      if (out.writableLength > o.highWater) {
+      if (out.writableLength > o.highWater && out.writableNeedDrain) {
         mode = 'paused';
         return;
       }
@@ -108,13 +114,16 @@ export function openLogStream(o: LogStreamOptions): PassThrough {
     if (mode !== 'live') return;
     if (e.type === 'end') return finish(e.frame);
     if (e.end <= offset) return;
+    // Over the mark, the client reads these records from the file once it drains.
+    if (out.writableLength + e.frame.length > o.highWater) {
+      mode = 'paused';
+      // 'drain' comes only after a write that returned false; otherwise read on now.
+      if (!out.writableNeedDrain) resume();
+      return;
+    }
     offset = e.end;
-    send(e.n, e.frame);
-    if (out.writableLength > o.highWater) mode = 'paused';
-  };
-
-  const resume = (): void => {
-    if (mode === 'paused') void catchUp().catch((err: unknown) => out.destroy(err as Error));
+    const chunk = skipping ? pick(e.items) : e.frame;
+    if (chunk.length > 0) out.write(chunk);
   };
 
   const unsubscribe = o.hub.onLog(o.jobId, onEvent);

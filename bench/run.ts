@@ -1,8 +1,10 @@
 import { interruptBench } from './harness';
+import { runJobsBench } from './jobs';
 import { runKvBench } from './kv';
 
 /** `node dist/bench/run.js NAME`: exit 0 done, 1 the bench broke, 2 no or unknown NAME. */
 const BENCHES: Record<string, () => Promise<void>> = {
+  jobs: runJobsBench,
   kv: runKvBench,
 };
 

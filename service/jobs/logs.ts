@@ -78,6 +78,13 @@ export function cutLine(text: string, max = MAX_LINE_BYTES): string[] {
   return pieces;
 }
 
+/**
+ * Descriptors kept open at most (least recently used closed first): a studio
+ * with many live task jobs cannot exhaust the process's file descriptors.
+ */
+const MAX_OPEN_LOGS = 256;
+const MAX_COUNTED = 10_000;
+
 interface OpenLog {
   fd: number;
   lines: number;
@@ -87,6 +94,8 @@ interface OpenLog {
 export class JobLogs {
   private readonly dir: string;
   private readonly open = new Map<string, OpenLog>();
+  /** Line counts of logs closed in this process, so reopening one needs no rescan. */
+  private readonly counted = new Map<string, { lines: number; bytes: number }>();
 
   constructor(dataDir: string) {
     this.dir = join(dataDir, 'jobs');
@@ -134,6 +143,9 @@ export class JobLogs {
     if (!log) return;
     this.open.delete(jobId);
     closeSync(log.fd);
+    this.counted.delete(jobId);
+    this.counted.set(jobId, { lines: log.lines, bytes: log.bytes });
+    if (this.counted.size > MAX_COUNTED) this.counted.delete(this.counted.keys().next().value!);
   }
 
   closeAll(): void {
@@ -153,9 +165,21 @@ export class JobLogs {
    */
   private handle(jobId: string): OpenLog {
     const known = this.open.get(jobId);
-    if (known) return known;
+    if (known) {
+      // Most recently used last, so the first entry is the one to close.
+      this.open.delete(jobId);
+      this.open.set(jobId, known);
+      return known;
+    }
+    if (this.open.size >= MAX_OPEN_LOGS) this.release(this.open.keys().next().value!);
     const fd = openSync(this.path(jobId), 'a+', 0o600);
     let bytes = fstatSync(fd).size;
+    const counted = this.counted.get(jobId);
+    if (counted && counted.bytes === bytes) {
+      const log = { fd, lines: counted.lines, bytes };
+      this.open.set(jobId, log);
+      return log;
+    }
     let lines = 0;
     if (bytes > 0) {
       const text = readFileSync(fd, 'utf8');

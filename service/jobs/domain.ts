@@ -109,8 +109,10 @@ export function createJobsDomain(o: JobsOptions) {
     );
     const control = new StepControl(killGraceMs);
     let truncated = false;
+    let current = 0;
     const sink = {
       step(name: string, index: number) {
+        current = index;
         const r = logs.appendStep(job.id, { step: name, index, at: nowIso() });
         const frame = formatEvent({ event: 'step', data: r.json });
         hub.publishLog(job.id, { type: 'records', items: [{ n: null, frame }], end: r.end, frame: Buffer.from(frame) });
@@ -122,9 +124,8 @@ export function createJobsDomain(o: JobsOptions) {
         } else {
           writeLines(job.id, texts, stepName);
         }
-        const index = spec.steps.findIndex((s) => s.name === stepName);
         for (const text of texts) {
-          const p = spec.onLine?.(text, spec.steps[index]!, index);
+          const p = spec.onLine?.(text, spec.steps[current]!, current);
           if (p) setProgress(job.id, p.num, p.den);
         }
       },

@@ -77,6 +77,9 @@ describe('access and bad input', () => {
     { name: 'logs need jobs', path: p('running', '/logs'), as: 'noJobs', expectStatus: 403, expectCode: 'capability_required' },
     { name: 'create without title', method: 'POST', path: '/jobs', as: 'alpha', body: {}, expectStatus: 400, expectCode: 'bad_request' },
     { name: 'create with an empty title', method: 'POST', path: '/jobs', as: 'alpha', body: { title: '' }, expectStatus: 400, expectCode: 'bad_request' },
+    { name: 'create with a title of 501 characters', method: 'POST', path: '/jobs', as: 'alpha', body: { title: 'é'.repeat(501) }, expectStatus: 400, expectCode: 'bad_request' },
+    { name: 'a title of 500 characters is fine', method: 'POST', path: '/jobs', as: 'alpha', body: { title: '😀'.repeat(500) }, expectStatus: 201 },
+    { name: 'last_error over 10000 characters is 400', method: 'PATCH', path: p('running'), as: 'alpha', body: { last_error: 'e'.repeat(10_001) }, contentType: 'application/merge-patch+json', expectStatus: 400, expectCode: 'bad_request' },
     { name: 'create finished', method: 'POST', path: '/jobs', as: 'alpha', body: { title: 't', state: 'succeeded' }, expectStatus: 400, expectCode: 'bad_request' },
     { name: 'create with an unknown member', method: 'POST', path: '/jobs', as: 'alpha', body: { title: 't', kind: 'install' }, expectStatus: 400, expectCode: 'bad_request' },
     { name: 'create with progress over den', method: 'POST', path: '/jobs', as: 'alpha', body: { title: 't', progress_num: 2, progress_den: 1 }, expectStatus: 400, expectCode: 'bad_request' },
@@ -293,6 +296,23 @@ describe('log stream', () => {
       s.close();
       e.close();
     }
+  });
+
+  test('a log that would pass 64 MiB is 413 too_large and keeps what it had', async () => {
+    const id = await task();
+    const lines = Array(250).fill('z'.repeat(16 * 1024));
+    let r;
+    let appended = 0;
+    for (let i = 0; i < 40; i++) {
+      r = await alpha().post(`/jobs/${id}/logs`, { lines });
+      if (r.status !== 204) break;
+      appended += 250;
+    }
+    assertError(r!, 413, 'too_large', { limit: 64 * 1024 * 1024 });
+    assert.ok(appended >= 3750, `${appended} lines appended before the cap`);
+    const { statSync } = await import('node:fs');
+    assert.ok(statSync(`${svc.dataDir}/jobs/${id}.log`).size <= 64 * 1024 * 1024);
+    assert.equal((await alpha().post(`/jobs/${id}/logs`, { lines: ['small'] })).status, 204);
   });
 
   test('lines are kept in a file the service owns, not in the database', async () => {

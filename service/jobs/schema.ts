@@ -6,8 +6,15 @@ import { JOB_KINDS, JOB_STATES } from './states';
 
 export const MAX_TITLE_CHARS = 500;
 export const MAX_LINES_PER_APPEND = 1000;
+export const MAX_ERROR_CHARS = 10_000;
 
-const title = z.string().min(1).max(MAX_TITLE_CHARS).meta({ description: '1..500 characters.' });
+const title = z
+  .string()
+  .refine((t) => {
+    const chars = [...t].length;
+    return chars >= 1 && chars <= MAX_TITLE_CHARS;
+  }, `title must be 1..${MAX_TITLE_CHARS} characters`)
+  .meta({ description: '1..500 characters (Unicode code points).' });
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const data = z.record(z.string(), z.unknown()).meta({ description: 'Any JSON object the studio keeps with the job.' });
 
@@ -27,7 +34,7 @@ export const taskUpdate = z.strictObject({
   state: z.enum(JOB_STATES).optional(),
   progress_num: count.optional(),
   progress_den: count.optional(),
-  last_error: z.string().max(10_000).nullable().optional().meta({ description: '`null` clears the error.' }),
+  last_error: z.string().max(MAX_ERROR_CHARS).nullable().optional().meta({ description: 'At most 10000 characters; `null` clears the error.' }),
   data: data.nullable().optional().meta({ description: 'Merge-patched into the stored data; `null` empties it.' }),
 });
 export type TaskUpdate = z.infer<typeof taskUpdate>;

@@ -5,7 +5,7 @@ import { newId } from '../core/ids';
 import { nowIso } from '../core/time';
 import { JobHub } from './hub';
 import { JobLogs, MAX_LINE_BYTES, MAX_LOG_BYTES, splitLines } from './logs';
-import { runSteps, StepControl, type RunStep } from './runner';
+import { runSteps, StepControl, type RunStep, type StepsOutcome } from './runner';
 import type { TaskUpdate } from './schema';
 import { formatEvent } from './sse';
 import { isFinished, type JobKind } from './states';
@@ -133,7 +133,12 @@ export function createJobsDomain(o: JobsOptions) {
     const finish = (patch: Partial<JobRow>): JobRow =>
       announce(store.change(job.id, (row) => ({ ...row, ...patch, updated_at: nowIso(), finished_at: nowIso() })));
     const done = (async (): Promise<JobRow> => {
-      let result = await runSteps(spec.steps, sink, control);
+      let result: StepsOutcome;
+      try {
+        result = await runSteps(spec.steps, sink, control);
+      } catch (err) {
+        result = { outcome: 'failed', error: `The runner failed: ${(err as Error).message}` };
+      }
       let data: Record<string, unknown> | void = undefined;
       if (result.outcome === 'succeeded' && spec.onSuccess) {
         try {
@@ -159,13 +164,17 @@ export function createJobsDomain(o: JobsOptions) {
     return { job, done, cancel: () => cancelRunner(job.id) };
   }
 
+  /** A runner job's progress from its line parser; out-of-range values are clamped or ignored. */
   function setProgress(id: string, num: number, den: number): void {
     if (!(Number.isSafeInteger(num) && Number.isSafeInteger(den) && num >= 0 && den >= 0)) return;
-    announce(
-      store.change(id, (row) =>
-        isFinished(row.state) ? row : { ...row, progress_num: den > 0 ? Math.min(num, den) : num, progress_den: den, updated_at: nowIso() },
-      ),
-    );
+    const value = den > 0 ? Math.min(num, den) : num;
+    let changed = false;
+    const row = store.change(id, (r) => {
+      if (isFinished(r.state) || (r.progress_num === value && r.progress_den === den)) return r;
+      changed = true;
+      return { ...r, progress_num: value, progress_den: den, updated_at: nowIso() };
+    });
+    if (changed) announce(row);
   }
 
   async function cancelRunner(id: string, graceMs = killGraceMs): Promise<JobRow> {

@@ -85,9 +85,16 @@ function runOne(step: RunStep, sink: StepSink, control: StepControl): Promise<st
       control.attach(null);
       resolve(value);
     };
+    let sinkFailed = false;
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
-        sink.lines(cutLine(line), step.name);
+        // A failing log write (disk full) or line parser must not take the service down.
+        try {
+          sink.lines(cutLine(line), step.name);
+        } catch (err) {
+          if (!sinkFailed) console.error(`step "${step.name}": output not kept:`, err);
+          sinkFailed = true;
+        }
       });
     }
     child.once('error', (err) => {

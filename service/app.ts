@@ -145,12 +145,12 @@ export function createService(options: ServiceOptions): Service {
       });
     },
     async close() {
+      const s = server;
+      server = null;
+      const closed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : null;
       // Running runner jobs are cancelled (partial output removed) and event streams end (decisions §1).
       await jobs.close();
-      if (server) {
-        const s = server;
-        server = null;
-        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+      if (s && closed) {
         s.closeIdleConnections();
         // Requests in flight get a moment to finish; then every socket goes.
         const timer = setTimeout(() => {

@@ -264,6 +264,20 @@ describe('shutdown and restart', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  test('SIGTERM ends open event streams and the service exits 0', async () => {
+    const dir = tempDir();
+    const token = register(dir, 'alpha');
+    const svc = await startService({ dataDir: dir });
+    const id = (await client(svc.port, token).post('/jobs', { title: 't' })).json.id;
+    const logs = await openSse(svc.port, `/jobs/${id}/logs`, token);
+    const events = await openSse(svc.port, '/events', token);
+    await Promise.all([logs.waitForComment(() => true), events.waitForComment(() => true)]);
+    const code = await svc.stop('SIGTERM');
+    await Promise.all([logs.closed, events.closed]);
+    assert.equal(code, 0);
+    assert.equal(logs.events.filter((m) => m.event === 'end').length, 0, 'no end: the job did not finish');
+  });
+
   test('on start, runner jobs a crash left running or queued are failed; task jobs stay', async () => {
     const dir = tempDir();
     const token = register(dir, 'alpha');

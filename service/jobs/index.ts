@@ -5,3 +5,4 @@ export type { JobRow } from './store';
 export { jobJson, JOBS_SQL } from './store';
 export { jobRoutes } from './routes';
 export { JOB_KINDS, JOB_STATES, type JobKind, type JobState } from './states';
+export { splitCommand, CommandSyntaxError } from './argv';

@@ -47,6 +47,7 @@ export function createThumbnailer(blobs: BlobStore) {
     }
     renameSync(tmp, target);
     generated++;
+    console.error(`assets: thumbnail made ${target}`);
   }
 
   return {

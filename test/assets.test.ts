@@ -561,6 +561,33 @@ describe('limits', () => {
   });
 });
 
+describe('a library on another volume', () => {
+  test('upload and adopt still work, with library_path null and a logged warning', async (t) => {
+    if (statSync('/dev/shm').dev === statSync(tempDir()).dev) return t.skip('/dev/shm is on the same volume');
+    const dataDir = tempDir();
+    const elsewhere = join('/dev/shm', `backlot-library-${process.pid}`);
+    mkdirSync(elsewhere, { recursive: true });
+    symlinkSync(elsewhere, join(dataDir, 'library'));
+    const s = await startService({ dataDir });
+    try {
+      const token = s.studio('lib', ['assets']);
+      const r = await upload(s.port, token, randomBytes(100), 'kind=other&filename=x.bin');
+      assert.equal(r.status, 201, r.body.toString());
+      assert.equal(r.json.library_path, null);
+      const file = join(dataDir, 'studios', 'lib', 'stage', 'y.bin');
+      writeFileSync(file, randomBytes(100));
+      const adopted = await client(s.port, token).post('/assets:adopt', { path: file, kind: 'other' });
+      assert.equal(adopted.status, 201, adopted.text);
+      assert.equal(adopted.json.library_path, null);
+      assert.equal((await getAsset(s.port, token, `/assets/${adopted.json.id}`)).status, 200);
+      assert.match(s.stderr(), /no library file for x\.bin .*another volume/);
+    } finally {
+      await s.stop();
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('crash safety', () => {
   test('killed mid-upload and mid-adopt: after a restart no temp file, no row without its file, no orphan blob', async () => {
     const dataDir = tempDir();

@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import sharp from 'sharp';
@@ -46,14 +46,21 @@ export async function runAssetsBench(): Promise<void> {
     const bareRates: number[] = [];
     const serviceRates: number[] = [];
     let seed = 0;
-    let lastAsset: { id: string; sha256: string } | null = null;
+    let lastAsset = null as { id: string; sha256: string } | null;
+    // The order alternates per round, so neither side always follows the other's writeback.
     for (let round = 0; round < ROUNDS; round++) {
-      bareRates.push((await streamUpload(`${bare.url}/`, null, size, block, ++seed)).mibPerSec);
-      for (const name of readdirSync(bareDir)) rmSync(join(bareDir, name));
-      const up = await streamUpload(`${api}/assets?kind=other`, token, size, block, ++seed);
-      if (up.status !== 201) throw new Error(`upload answered ${up.status}: ${up.text}`);
-      serviceRates.push(up.mibPerSec);
-      lastAsset = JSON.parse(up.text);
+      const runBare = async () => {
+        bareRates.push((await streamUpload(`${bare.url}/`, null, size, block, ++seed)).mibPerSec);
+        for (const name of readdirSync(bareDir)) rmSync(join(bareDir, name));
+      };
+      const runService = async () => {
+        const up = await streamUpload(`${api}/assets?kind=other`, token, size, block, ++seed);
+        if (up.status !== 201) throw new Error(`upload answered ${up.status}: ${up.text}`);
+        serviceRates.push(up.mibPerSec);
+        lastAsset = JSON.parse(up.text);
+      };
+      if (round % 2 === 0) await runBare().then(runService);
+      else await runService().then(runBare);
     }
     const bareUp = median(bareRates);
     const svcUp = median(serviceRates);
@@ -72,14 +79,10 @@ export async function runAssetsBench(): Promise<void> {
       const file = join(stage, `adopt-${round}.bin`);
       writeFile(file, size, block, ++seed);
       const started = performance.now();
-      const res = await fetch(`${api}/assets:adopt`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ path: file, kind: 'other' }),
-      });
+      const res = await call(`${api}/assets:adopt`, token, 'application/json', Buffer.from(JSON.stringify({ path: file, kind: 'other' })));
       const total = performance.now() - started;
-      if (res.status !== 201) throw new Error(`adopt answered ${res.status}: ${await res.text()}`);
-      const timing = res.headers.get('server-timing') ?? '';
+      if (res.status !== 201) throw new Error(`adopt answered ${res.status}: ${res.text}`);
+      const timing = String(res.headers['server-timing'] ?? '');
       const hash = Number(/hash;dur=([\d.]+)/.exec(timing)?.[1]);
       const rest = Number(/rest;dur=([\d.]+)/.exec(timing)?.[1]);
       adopts.push({ hash, rest, total });
@@ -102,9 +105,11 @@ export async function runAssetsBench(): Promise<void> {
     const blobName = readdirSync(join(dataDir, 'blobs')).find((n) => n.startsWith(lastAsset!.sha256))!;
     const blob = join(dataDir, 'blobs', blobName);
     const catRates: number[] = [];
+    const bareReadRates: number[] = [];
     const readRates: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       catRates.push(await catRate(blob, size));
+      bareReadRates.push(await readRate(`${bare.url}/?file=${encodeURIComponent(blob)}`, token, 'bytes=0-', size, 200));
       readRates.push(await readRate(`${api}/assets/${lastAsset!.id}`, token, 'bytes=0-', size));
     }
     const smallLatencies: number[] = [];
@@ -114,10 +119,11 @@ export async function runAssetsBench(): Promise<void> {
       await readRate(`${api}/assets/${lastAsset!.id}`, token, `bytes=${start}-${start + 65535}`, 65536);
       smallLatencies.push(performance.now() - t0);
     }
-    console.log('\nrange reads (MiB/s; the client consumes the bytes, cat writes into a pipe this process drains)');
+    console.log('\nrange reads (MiB/s; the client consumes the bytes over loopback; cat writes into a pipe this process drains)');
     console.log(table([
       ['reader', 'MiB/s', 'all rounds', 'vs cat'],
       ['cat', median(catRates).toFixed(0), catRates.map((r) => r.toFixed(0)).join(' '), ''],
+      ['bare node:http (whole file)', median(bareReadRates).toFixed(0), bareReadRates.map((r) => r.toFixed(0)).join(' '), pct(median(bareReadRates) / median(catRates))],
       ['GET Range bytes=0-', median(readRates).toFixed(0), readRates.map((r) => r.toFixed(0)).join(' '), pct(median(readRates) / median(catRates))],
     ]));
     console.log(`64 KiB random ranges, one at a time: p50 ${quantile(smallLatencies, 0.5).toFixed(2)} ms, p99 ${quantile(smallLatencies, 0.99).toFixed(2)} ms`);
@@ -129,8 +135,9 @@ export async function runAssetsBench(): Promise<void> {
       const jpeg = await sharp({
         create: { width: 4000, height: 3000, channels: 3, background: { r: round * 40, g: 90, b: 140 }, noise: { type: 'gaussian', mean: 128, sigma: 30 } },
       }).jpeg({ quality: 90 }).toBuffer();
-      const up = await fetch(`${api}/assets?kind=image`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'image/jpeg' }, body: new Uint8Array(jpeg) });
-      imageId = ((await up.json()) as { id: string }).id;
+      const up = await call(`${api}/assets?kind=image`, token, 'image/jpeg', jpeg);
+      if (up.status !== 201) throw new Error(`image upload answered ${up.status}: ${up.text}`);
+      imageId = (JSON.parse(up.text) as { id: string }).id;
       const t0 = performance.now();
       await getOk(`${api}/assets/${imageId}/thumb`, token);
       cold.push(performance.now() - t0);
@@ -192,14 +199,14 @@ function writeFile(path: string, size: number, block: Buffer, seed: number): voi
   }
 }
 
-function readRate(url: string, token: string, range: string, expected: number): Promise<number> {
+function readRate(url: string, token: string, range: string, expected: number, status = 206): Promise<number> {
   const started = performance.now();
   return new Promise((resolvePromise, reject) => {
     request(url, { headers: { authorization: `Bearer ${token}`, range } }, (res) => {
       let got = 0;
       res.on('data', (c: Buffer) => (got += c.length));
       res.on('end', () => {
-        if (res.statusCode !== 206 || got !== expected) reject(new Error(`range read answered ${res.statusCode} with ${got} bytes`));
+        if (res.statusCode !== status || got !== expected) reject(new Error(`range read answered ${res.statusCode} with ${got} bytes`));
         else resolvePromise(got / MiB / ((performance.now() - started) / 1000));
       });
     })
@@ -219,9 +226,29 @@ function catRate(path: string, size: number): Promise<number> {
   });
 }
 
+/**
+ * One request, the whole answer read. A new connection each time, except for
+ * the GETs of thumbnails (kept alive: a browser showing a grid does the same).
+ * A kept-alive connection left idle while a big file is written would be
+ * closed by the server under the next request.
+ */
+function call(url: string, token: string, type?: string, body?: Buffer): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (type) headers['content-type'] = type;
+  return new Promise((resolvePromise, reject) => {
+    const req = request(url, { method: body ? 'POST' : 'GET', headers, agent: body ? false : agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolvePromise({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
 async function getOk(url: string, token: string): Promise<void> {
-  const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
-  await res.arrayBuffer();
+  const res = await call(url, token);
   if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}`);
 }
 

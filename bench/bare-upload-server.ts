@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { open, rename } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
@@ -9,10 +9,20 @@ import { join } from 'node:path';
  * streams a POST body to a temp file while hashing it, fsyncs, renames it to
  * its sha256 and answers the hash. What any upload must do, with nothing else
  * (no router, token, database, probe). argv[2] is the folder to write into.
+ * A GET streams the file named by `?file=`: the baseline of range reads.
  */
 const dir = process.argv[2]!;
 
 const server = createServer((req, res) => {
+  if (req.method === 'GET') {
+    // The read baseline: a file named by ?file= streamed as it is (bench only).
+    const file = new URL(req.url ?? '/', 'http://x').searchParams.get('file') ?? '';
+    const stream = createReadStream(file, { highWaterMark: 1024 * 1024 });
+    stream.once('open', () => res.writeHead(200, { 'Content-Type': 'application/octet-stream' }));
+    stream.once('error', () => res.writeHead(404).end());
+    stream.pipe(res);
+    return;
+  }
   void (async () => {
     const tmp = join(dir, `.tmp-${randomUUID()}`);
     const handle = await open(tmp, 'wx', 0o600);

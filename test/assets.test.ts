@@ -266,7 +266,7 @@ describe('read', () => {
   });
 
   runScenarios(() => env, [
-    { name: 'GET of an id that is not a ULID is 400', path: '/assets/nope', as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
+    { name: 'GET of an id that is not a ULID is 404 like any unknown id', path: '/assets/nope', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'GET of an unknown asset is 404', path: '/assets/01ARZ3NDEKTSV4RRFFQ69G5FAV', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'GET of another studio\'s asset is 404', path: (e) => `/assets/${e.ids!.video}`, as: 'gamma', expectStatus: 404, expectCode: 'not_found' },
     { name: 'GET without the capability is 403', path: (e) => `/assets/${e.ids!.video}`, as: 'noAssets', expectStatus: 403, expectCode: 'capability_required' },
@@ -500,7 +500,9 @@ describe('reclaim over HTTP (with references: assets-reclaim.test.ts)', () => {
   });
 
   runScenarios(() => env, [
-    { name: 'reclaim: asset_ids must be ULIDs', method: 'POST', path: '/assets:reclaim', as: 'alpha', body: { asset_ids: ['x'] }, expectStatus: 400, expectCode: 'bad_request' },
+    { name: 'reclaim: an id that cannot exist is not_reclaimable', method: 'POST', path: '/assets:reclaim', as: 'alpha', body: { asset_ids: ['x'] }, expectStatus: 409, expectCode: 'not_reclaimable', expectDetails: { assets: ['x'] } },
+    { name: 'reclaim: asset_ids must be strings', method: 'POST', path: '/assets:reclaim', as: 'alpha', body: { asset_ids: [1] }, expectStatus: 400, expectCode: 'bad_request' },
+    { name: 'reclaim: no body', method: 'POST', path: '/assets:reclaim', as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
     { name: 'reclaim: an empty asset_ids', method: 'POST', path: '/assets:reclaim', as: 'alpha', body: { asset_ids: [] }, expectStatus: 400, expectCode: 'bad_request' },
     { name: 'reclaim: unknown member', method: 'POST', path: '/assets:reclaim', as: 'alpha', body: { all: true }, expectStatus: 400, expectCode: 'bad_request' },
     { name: 'reclaim: confirm must be a string', method: 'POST', path: '/assets:reclaim', as: 'alpha', body: { confirm: true }, expectStatus: 400, expectCode: 'bad_request' },

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
@@ -37,6 +38,8 @@ before(async () => {
   env.ids!.video = video.json.id;
   const other = await upload(svc.port, T('alpha'), Buffer.from('plain text'), 'kind=other', 'text/plain');
   env.ids!.other = other.json.id;
+  const audio = await upload(svc.port, T('alpha'), randomBytes(700), 'kind=audio&duration_s=3', 'audio/mpeg');
+  env.ids!.audio = audio.json.id;
 });
 after(async () => {
   await svc.stop();
@@ -145,6 +148,23 @@ describe('upload', () => {
     assert.equal(r.status, 201, r.body.toString());
     assert.equal(r.json.sha256, sha(Buffer.concat(parts)));
     assert.equal(r.json.size, 270_001);
+  });
+
+  test('a client that goes away mid-upload leaves no temp file and no asset', async () => {
+    const before = blobFiles().length;
+    await new Promise<void>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: svc.port, method: 'POST', path: '/api/v1/assets?kind=other', headers: { Host: `127.0.0.1:${svc.port}`, Authorization: `Bearer ${T('alpha')}`, 'Content-Length': '10000000' } });
+      req.on('error', () => resolve());
+      req.write(randomBytes(300_000), async () => {
+        for (let i = 0; i < 100 && tmpEntries().length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+        if (tmpEntries().length === 0) reject(new Error('the upload never started'));
+        req.destroy();
+        resolve();
+      });
+    });
+    for (let i = 0; i < 100 && tmpEntries().length > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(tmpEntries(), []);
+    assert.equal(blobFiles().length, before);
   });
 
   test('kind=image with bytes that are no image is 400 and leaves nothing behind', async () => {
@@ -327,6 +347,7 @@ describe('thumbnails', () => {
   runScenarios(() => env, [
     { name: 'w other than 320 is 400', path: (e) => `/assets/${e.ids!.image}/thumb?w=100`, as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
     { name: 'video has no thumbnail: 501', path: (e) => `/assets/${e.ids!.video}/thumb`, as: 'alpha', expectStatus: 501, expectCode: 'unsupported' },
+    { name: 'audio has no thumbnail: 501', path: (e) => `/assets/${e.ids!.audio}/thumb`, as: 'alpha', expectStatus: 501, expectCode: 'unsupported' },
     { name: 'other has no thumbnail: 501', path: (e) => `/assets/${e.ids!.other}/thumb`, as: 'alpha', expectStatus: 501, expectCode: 'unsupported' },
     { name: 'another studio\'s thumbnail is 404', path: (e) => `/assets/${e.ids!.video}/thumb`, as: 'gamma', expectStatus: 404, expectCode: 'not_found' },
     { name: '404 comes before 400 for a bad w', path: (e) => `/assets/${e.ids!.video}/thumb?w=1`, as: 'gamma', expectStatus: 400, expectCode: 'bad_request' },

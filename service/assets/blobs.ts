@@ -1,9 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
-  closeSync, constants, createWriteStream, fsyncSync, linkSync, openSync, readdirSync, renameSync, statfsSync, unlinkSync,
+  chmod, close, closeSync, constants, createWriteStream, fsync, fsyncSync, linkSync, open, openSync, readdirSync, renameSync,
+  statfsSync, unlinkSync,
 } from 'node:fs';
-import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { ApiError } from '../core/errors';
 import { ensureDir } from '../core/files';
@@ -39,6 +40,10 @@ export interface ReceiveOptions {
 /** How often the free space is checked while a body of unknown length streams in. */
 const CHECK_EVERY = 64 * 1024 * 1024;
 const WRITE_CHUNK = 1024 * 1024;
+const openAsync = promisify(open);
+const fsyncAsync = promisify(fsync);
+const chmodAsync = promisify(chmod);
+const closeAsync = promisify(close);
 
 export function createBlobStore(dataDir: string) {
   const blobsDir = join(dataDir, 'blobs');
@@ -83,23 +88,22 @@ export function createBlobStore(dataDir: string) {
      */
     async receive(body: Readable, options: ReceiveOptions): Promise<Received> {
       const tmp = store.tempPath();
-      const handle = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
       const hash = createHash('sha256');
       let size = 0;
+      // The stream owns its fd (opens, closes, also when destroyed); fsync and
+      // chmod go through the path afterwards. A stream over an fd also closed
+      // elsewhere would close it twice (bench/README.md, assets).
+      const out = createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: WRITE_CHUNK });
       try {
         await new Promise<void>((resolve, reject) => {
-          // The numeric fd: a stream given the FileHandle itself would hold it open until it closed it.
-          const out = createWriteStream('', { fd: handle.fd, autoClose: false, highWaterMark: WRITE_CHUNK });
           let nextCheck = CHECK_EVERY;
-          let failed = false;
+          let failure: unknown = null;
           const fail = (err: unknown) => {
-            if (failed) return;
-            failed = true;
+            if (failure !== null) return;
+            failure = err;
             body.off('data', onData);
-            body.off('end', onEnd);
             body.pause();
             out.destroy();
-            reject(err);
           };
           const onData = (chunk: Buffer) => {
             size += chunk.length;
@@ -112,27 +116,31 @@ export function createBlobStore(dataDir: string) {
             hash.update(chunk);
             if (!out.write(chunk)) {
               body.pause();
-              out.once('drain', () => body.resume());
+              out.once('drain', () => failure === null && body.resume());
             }
           };
-          const onEnd = () => {
-            if (failed) return;
-            out.end(() => resolve());
-          };
-          body.on('data', onData);
-          body.on('end', onEnd);
-          body.once('error', fail);
-          body.once('aborted', () => fail(ApiError.badRequest('The upload was cut short.')));
+          const cutShort = () => fail(ApiError.badRequest('The upload was cut short.'));
           out.once('error', fail);
+          out.once('close', () => (failure === null ? resolve() : reject(failure)));
+          body.on('data', onData);
+          body.once('end', () => failure === null && out.end());
+          body.once('error', fail);
+          body.once('aborted', cutShort);
+          body.once('close', () => {
+            if (!body.readableEnded) cutShort();
+          });
         });
-        await handle.sync();
-        await handle.chmod(0o444);
+        const fd = await openAsync(tmp, 'r+');
+        try {
+          await fsyncAsync(fd);
+        } finally {
+          await closeAsync(fd);
+        }
+        await chmodAsync(tmp, 0o444);
       } catch (err) {
-        await handle.close().catch(() => {});
         removeQuietly(tmp);
         throw err;
       }
-      await handle.close();
       return { tmp, sha256: hash.digest('hex'), size };
     },
 

@@ -1,5 +1,5 @@
-import { createReadStream } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { close, createReadStream, fstat, open } from 'node:fs';
+import { promisify } from 'node:util';
 import type { Context } from 'koa';
 import type { Principal } from '../core/auth';
 import { ApiError } from '../core/errors';
@@ -84,24 +84,24 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
       errors: [400, 404, 410, 416],
       async handle({ params, principal, ctx }) {
         const view = readable(principal, params.id);
-        const handle = await openBlob(domain, view);
-        const size = (await handle.stat()).size;
+        const fd = await openBlob(domain, view);
+        const size = (await fstatAsync(fd)).size;
         const headers: Record<string, string> = { 'Accept-Ranges': 'bytes', ...FILE_HEADERS };
         if (noneMatch(ctx.get('If-None-Match') || undefined, view.sha256)) {
-          await handle.close();
+          await closeAsync(fd);
           return { status: 304, etag: view.sha256, headers };
         }
         const range = ifRangeHolds(ctx.get('If-Range') || undefined, view.sha256)
           ? parseRange(ctx.get('Range') || undefined, size)
           : ({ kind: 'whole' } as const);
         if (range.kind === 'unsatisfiable') {
-          await handle.close();
+          await closeAsync(fd);
           ctx.set('Content-Range', `bytes */${size}`); // the error answer keeps it (RFC 9110 §15.5.17)
           throw ApiError.rangeNotSatisfiable(size);
         }
         const [start, end] = range.kind === 'partial' ? [range.start, range.end] : [0, size - 1];
         if (range.kind === 'partial') headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
-        return fileReply(ctx, handle, range.kind === 'partial' ? 206 : 200, view.mime, view.sha256, headers, start, end);
+        return fileReply(ctx, fd, range.kind === 'partial' ? 206 : 200, view.mime, view.sha256, headers, start, end);
       },
     }),
     route({
@@ -121,21 +121,21 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
         if (view.reclaimed_at !== null) throw ApiError.assetMissing();
         if (view.kind !== 'image') throw ApiError.unsupported(`Thumbnails exist for images only; this asset is ${view.kind}.`);
         const source = blobs.blobPath(view.sha256, view.ext);
-        await (await openBlob(domain, view)).close();
+        await closeAsync(await openBlob(domain, view));
         const path = await thumbs.ensure(view.sha256, source);
         const etag = `${view.sha256}-${THUMB_WIDTH}`;
-        let handle: FileHandle;
+        let fd: number;
         try {
-          handle = await open(path, 'r');
+          fd = await openAsync(path, 'r');
         } catch {
           throw ApiError.assetMissing(); // reclaimed while it was being made
         }
         if (noneMatch(ctx.get('If-None-Match') || undefined, etag)) {
-          await handle.close();
+          await closeAsync(fd);
           return { status: 304, etag };
         }
-        const size = (await handle.stat()).size;
-        return fileReply(ctx, handle, 200, 'image/webp', etag, {}, 0, size - 1);
+        const size = (await fstatAsync(fd)).size;
+        return fileReply(ctx, fd, 200, 'image/webp', etag, {}, 0, size - 1);
       },
     }),
     route({
@@ -178,28 +178,38 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
 /** Asset bytes are never run as a page of the service's origin. */
 const FILE_HEADERS = { 'Content-Security-Policy': "default-src 'none'; sandbox" };
 
-async function openBlob(domain: AssetsDomain, view: AssetView): Promise<FileHandle> {
+/*
+ * Plain numeric fds, not FileHandles: the read stream owns its fd and closes it
+ * exactly once (Koa destroys it when the answer ends); a FileHandle closed as
+ * well would close the fd number twice, by then perhaps another file's. And a
+ * stream over a FileHandle reads through promises, at 2-3x the CPU per byte.
+ */
+const openAsync = promisify(open);
+const fstatAsync = promisify(fstat);
+const closeAsync = promisify(close);
+
+async function openBlob(domain: AssetsDomain, view: AssetView): Promise<number> {
   if (view.reclaimed_at !== null) throw ApiError.assetMissing();
   try {
-    return await open(domain.blobs.blobPath(view.sha256, view.ext), 'r');
+    return await openAsync(domain.blobs.blobPath(view.sha256, view.ext), 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw ApiError.assetMissing();
     throw err;
   }
 }
 
-/** Streams bytes start..end of an open file (nothing for HEAD); the stream closes the handle. */
+/** Streams bytes start..end of an open file (nothing for HEAD); the stream closes the fd. */
 async function fileReply(
-  ctx: Context, handle: FileHandle, status: number, type: string, etag: string, headers: Record<string, string>, start: number, end: number,
+  ctx: Context, fd: number, status: number, type: string, etag: string, headers: Record<string, string>, start: number, end: number,
 ): Promise<Reply> {
   const length = Math.max(0, end - start + 1);
   const all = { ...headers, 'Content-Length': String(length) };
   if (ctx.method === 'HEAD' || length === 0) {
-    await handle.close();
+    await closeAsync(fd);
     // An empty Buffer, not no body: Koa would otherwise answer its status text.
     return { status, etag, headers: { ...all, 'Content-Type': type }, body: ctx.method === 'HEAD' ? undefined : Buffer.alloc(0), type };
   }
-  const stream = createReadStream('', { fd: handle, start, end, highWaterMark: 1024 * 1024 });
+  const stream = createReadStream('', { fd, start, end, highWaterMark: 1024 * 1024 });
   return { status, etag, stream, type, headers: all };
 }
 

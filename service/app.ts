@@ -10,13 +10,12 @@ import { checkRequestSource, type OriginVerdict } from './core/origin';
 import { CursorCodec } from './core/pagination';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
-import { openDatabase } from './db/open';
+import { openDatabase, type Db } from './db/open';
 import { createStudiosStore } from './studios';
 import { createKvStore, kvRoutes } from './kv';
 import { createSessionsStore, sessionRoutes } from './sessions';
 import { assetRoutes, createAssets, type AssetReferenceSource, type AssetsStore } from './assets';
 import { studioDirs } from './data-dir';
-import type { Db } from './db/open';
 
 /**
  * createService() is the whole service as a plain Node library: the CLI's

@@ -350,7 +350,7 @@ describe('thumbnails', () => {
     { name: 'audio has no thumbnail: 501', path: (e) => `/assets/${e.ids!.audio}/thumb`, as: 'alpha', expectStatus: 501, expectCode: 'unsupported' },
     { name: 'other has no thumbnail: 501', path: (e) => `/assets/${e.ids!.other}/thumb`, as: 'alpha', expectStatus: 501, expectCode: 'unsupported' },
     { name: 'another studio\'s thumbnail is 404', path: (e) => `/assets/${e.ids!.video}/thumb`, as: 'gamma', expectStatus: 404, expectCode: 'not_found' },
-    { name: '404 comes before 400 for a bad w', path: (e) => `/assets/${e.ids!.video}/thumb?w=1`, as: 'gamma', expectStatus: 400, expectCode: 'bad_request' },
+    { name: 'a bad w is 400 even on an asset the caller cannot see (the query is checked before visibility, as everywhere)', path: (e) => `/assets/${e.ids!.video}/thumb?w=1`, as: 'gamma', expectStatus: 400, expectCode: 'bad_request' },
   ]);
 });
 

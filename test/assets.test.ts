@@ -631,10 +631,11 @@ describe('crash safety', () => {
     assert.equal(readdirSync(tmp).length, 1, 'the upload is in progress');
     // An adopt in progress at the same moment: a big data file being hashed.
     const dataFile = join(dataDir, 'studios', 'crash', 'data', 'big.bin');
-    const big = Buffer.alloc(64 * 1024 * 1024, 7);
-    writeFileSync(dataFile, big);
+    writeFileSync(dataFile, Buffer.alloc(256 * 1024 * 1024, 7));
     void client(s.port, token).post('/assets:adopt', { path: dataFile, kind: 'other' }).catch(() => {});
-    for (let i = 0; i < 200 && readdirSync(tmp).length < 2; i++) await new Promise((r) => setTimeout(r, 5));
+    // The adopt links the file into blobs/.tmp first, then hashes it (~150 ms here): kill it then.
+    for (let i = 0; i < 1000 && readdirSync(tmp).length < 2; i++) await new Promise((r) => setTimeout(r, 2));
+    assert.equal(readdirSync(tmp).length, 2, 'the adopt is in progress');
     s.child.kill('SIGKILL');
     await new Promise((r) => s.child.once('exit', r));
     sending = false;

@@ -102,7 +102,7 @@ export async function measure(options: Options, warmupSeconds: number, serverPid
 }
 
 /** utime + stime of a process in seconds (Linux /proc), or null elsewhere. */
-function cpuSeconds(pid: number): number | null {
+export function cpuSeconds(pid: number): number | null {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;

@@ -10,11 +10,13 @@ import { checkRequestSource, type OriginVerdict } from './core/origin';
 import { CursorCodec } from './core/pagination';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
-import { openDatabase } from './db/open';
+import { openDatabase, type Db } from './db/open';
 import { createStudiosStore } from './studios';
 import { createKvStore, kvRoutes } from './kv';
 import { createSessionsStore, sessionRoutes } from './sessions';
 import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
+import { assetRoutes, createAssets, type AssetReferenceSource, type AssetsStore } from './assets';
+import { studioDirs } from './data-dir';
 
 /**
  * createService() is the whole service as a plain Node library: the CLI's
@@ -37,6 +39,12 @@ export interface ServiceOptions {
   accessLog?: boolean;
   /** Event-stream and runner tuning (tests and benches). */
   jobs?: Pick<JobsOptions, 'heartbeatMs' | 'highWater' | 'killGraceMs'>;
+  /**
+   * Further kinds of asset reference, registered the way the gallery and
+   * timeline domains register theirs (assets.addReferenceSource). For tests
+   * and embedders; each is built on the service's own database.
+   */
+  assetReferenceSources?: ((deps: { db: Db; assets: AssetsStore }) => AssetReferenceSource)[];
 }
 
 export interface ServiceConfig {
@@ -73,11 +81,15 @@ export function createService(options: ServiceOptions): Service {
   const cursors = new CursorCodec(studios.cursorSecret());
   const jobs = createJobsDomain({ db, dataDir: config.dataDir, ...options.jobs });
 
+  const assets = createAssets(db, { ...config, secret: studios.cursorSecret(), studioDirs: (id) => studioDirs(config.dataDir, id) });
+  for (const source of options.assetReferenceSources ?? []) assets.store.addReferenceSource(source({ db, assets: assets.store }));
+
   // Every domain, one line each.
   const routes: Route[] = [
     ...kvRoutes({ kv: createKvStore(db, studios), cursors }),
     ...sessionRoutes({ sessions: createSessionsStore(db, studios), cursors }),
     ...jobRoutes({ jobs, cursors }),
+    ...assetRoutes(assets),
   ];
 
   let port = 0;
@@ -130,7 +142,9 @@ export function createService(options: ServiceOptions): Service {
     listen(requested: number) {
       return new Promise((resolve, reject) => {
         // Our Host guard answers a missing Host itself, with the error body (403 bad_origin).
-        const s = createServer({ requireHostHeader: false }, callback);
+        // requestTimeout 0: an upload of several GiB may take longer than Node's 5 minutes;
+        // headersTimeout still bounds a client that never finishes its headers.
+        const s = createServer({ requireHostHeader: false, requestTimeout: 0 }, callback);
         s.on('connection', (socket) => {
           sockets.add(socket);
           socket.on('close', () => sockets.delete(socket));

@@ -90,6 +90,37 @@ export class ApiError extends Error {
   static unsupported(message: string, details?: Details): ApiError {
     return new ApiError(501, 'unsupported', message, details);
   }
+  // Assets (interface.md §Assets, decisions §7).
+  static assetMissing(message = 'The asset\'s file is gone (reclaimed or removed).'): ApiError {
+    return new ApiError(410, 'asset_missing', message);
+  }
+  static rangeNotSatisfiable(size: number): ApiError {
+    return new ApiError(416, 'range_not_satisfiable', `The requested range is outside the ${size} bytes of the asset.`, { size });
+  }
+  static diskSpace(needed: number, free: number): ApiError {
+    return new ApiError(507, 'disk_space', `The upload needs ${needed} bytes free (size plus headroom); the volume has ${free}.`, {
+      needed,
+      free,
+    });
+  }
+  static outsideRoots(message: string): ApiError {
+    return new ApiError(422, 'outside_roots', message);
+  }
+  static notAFile(message: string): ApiError {
+    return new ApiError(422, 'not_a_file', message);
+  }
+  static crossDevice(message: string): ApiError {
+    return new ApiError(422, 'cross_device', message);
+  }
+  static previewChanged(preview: Details): ApiError {
+    return new ApiError(409, 'preview_changed', 'The set of reclaimable assets changed since that preview; check the new one.', preview);
+  }
+  static notReclaimable(assets: string[]): ApiError {
+    return new ApiError(409, 'not_reclaimable', `${assets.length} of the given assets cannot be reclaimed.`, { assets });
+  }
+  static conflict(message: string, details?: Details): ApiError {
+    return new ApiError(409, 'conflict', message, details);
+  }
 }
 
 /** Every code, flat, for the API reference and tests. */

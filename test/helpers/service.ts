@@ -37,6 +37,8 @@ export interface TestService {
   /** `studio add` and a token with the given capabilities. */
   studio(id: string, caps: string[], extra?: string[]): string;
   token(studioId: string, caps: string[]): string;
+  /** What the service has written to stderr so far (warnings, log lines). */
+  stderr(): string;
   /** SIGTERM and wait; resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -80,6 +82,7 @@ export async function startService(
     child,
     cli,
     token,
+    stderr: () => stderr,
     studio(id, caps, extra = []) {
       const r = cli(['studio', 'add', id, ...extra]);
       if (r.code !== 0) throw new Error(`studio add failed: ${r.stderr}`);

@@ -1,0 +1,53 @@
+import type { Db } from '../db/open';
+import type { AdoptRoot } from './adopt-path';
+import { createBlobStore, type BlobStore } from './blobs';
+import { createIngest, type Ingest } from './ingest';
+import { createReclaimer, type Reclaimer } from './reclaim';
+import { recoverBlobStore } from './recover';
+import { createAssetsStore, type AssetsStore } from './store';
+import { createThumbnailer, type Thumbnailer } from './thumbs';
+
+/** Everything the assets routes use, built once per service; the blob store is recovered first. */
+export interface AssetsDomain {
+  store: AssetsStore;
+  blobs: BlobStore;
+  ingest: Ingest;
+  thumbs: Thumbnailer;
+  reclaimer: Reclaimer;
+  uploadLimit: number;
+  diskHeadroom: number;
+  roots(studioId: string): AdoptRoot[];
+}
+
+export interface AssetsOptions {
+  dataDir: string;
+  uploadLimit: number;
+  diskHeadroom: number;
+  /** Signs reclaim previews (the data dir's secret). */
+  secret: Buffer;
+  /** A studio's stage and data folders (service/data-dir.ts), the only roots adopt takes from. */
+  studioDirs(studioId: string): { stage_dir: string; data_dir: string };
+}
+
+export function createAssets(db: Db, options: AssetsOptions): AssetsDomain {
+  const store = createAssetsStore(db);
+  const blobs = createBlobStore(options.dataDir);
+  const { removed } = recoverBlobStore(store, blobs);
+  if (removed > 0) console.warn(`assets: removed ${removed} blob(s) left without a row by an earlier crash`);
+  return {
+    store,
+    blobs,
+    ingest: createIngest(store, blobs),
+    thumbs: createThumbnailer(blobs),
+    reclaimer: createReclaimer(store, blobs, options.secret),
+    uploadLimit: options.uploadLimit,
+    diskHeadroom: options.diskHeadroom,
+    roots(studioId) {
+      const dirs = options.studioDirs(studioId);
+      return [
+        { kind: 'stage', dir: dirs.stage_dir },
+        { kind: 'data', dir: dirs.data_dir },
+      ];
+    },
+  };
+}

@@ -1,0 +1,5 @@
+export { createAssets } from './domain';
+export type { AssetsDomain, AssetsOptions } from './domain';
+export { ASSETS_SQL } from './store';
+export type { AssetReferenceSource, AssetsStore, AssetView } from './store';
+export { assetRoutes } from './routes';

@@ -1,0 +1,221 @@
+import { close, createReadStream, fstat, open } from 'node:fs';
+import { promisify } from 'node:util';
+import type { Context } from 'koa';
+import type { Principal } from '../core/auth';
+import { ApiError } from '../core/errors';
+import { route, type Reply, type Route } from '../core/route';
+import { adoptFile } from './adopt';
+import type { AssetsDomain } from './domain';
+import { sanitizeFilename } from './filename';
+import { probe } from './ingest';
+import { parseContentType } from './mime';
+import { ifRangeHolds, noneMatch, parseRange } from './range';
+import {
+  adoptBody, asset, idParams, reclaimBody, reclaimPreview, reclaimResult, thumbQuery, THUMB_WIDTH, uploadQuery,
+} from './schema';
+import { assetJson, type AssetView } from './store';
+
+/**
+ *   POST /assets                upload (streamed body; 201 new, 200 bytes already stored)
+ *   GET  /assets/{id}           the bytes; one Range -> 206; If-None-Match -> 304; HEAD
+ *   GET  /assets/{id}/thumb     320 px WebP of an image, cached
+ *   POST /assets:adopt          hardlink a file of the stage or data folder
+ *   POST /assets:reclaim        preview, then confirm (decisions §7)
+ */
+export function assetRoutes(domain: AssetsDomain): Route[] {
+  const { store, blobs, ingest, thumbs, reclaimer } = domain;
+  const readable = (principal: Principal, id: string): AssetView => {
+    const view = store.view(principal.studioId, id);
+    if (!view) throw ApiError.notFound('The asset');
+    return view;
+  };
+  const visible = ({ params, principal }: { params: { id: string }; principal: Principal }) => {
+    readable(principal, params.id);
+  };
+
+  return [
+    route({
+      method: 'POST',
+      path: '/assets',
+      summary: 'Upload an asset',
+      description:
+        'The body is streamed to disk while hashed. Bytes already stored: nothing is stored, 200 with the existing asset; either way the caller gains read access.',
+      capability: 'assets',
+      query: uploadQuery,
+      rawBody: { description: 'The raw bytes; Content-Type gives the media type (images: as decoded).' },
+      success: { status: 201, description: 'Asset (new); 200 when the bytes were already stored', schema: asset },
+      errors: [400, 413, 507],
+      async handle({ query, principal, ctx }) {
+        const declared = contentLength(ctx);
+        if (declared !== null && declared > domain.uploadLimit) throw ApiError.tooLarge(domain.uploadLimit, 'The upload');
+        blobs.checkSpace(declared ?? 0, domain.diskHeadroom);
+        const request = {
+          kind: query.kind,
+          contentType: parseContentType(ctx.get('Content-Type') || undefined),
+          filename: query.filename === undefined ? null : sanitizeFilename(query.filename),
+          pinned: query.pinned ?? false,
+          hints: query,
+        };
+        const got = await blobs.receive(ctx.req, { limit: domain.uploadLimit, headroom: domain.diskHeadroom });
+        try {
+          const { view, created } = ingest.commit(principal.studioId, got, request, await probe(got.tmp, request));
+          return { status: created ? 201 : 200, body: assetJson(view) };
+        } finally {
+          blobs.remove(got.tmp); // gone already unless probing failed
+        }
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/assets/{id}',
+      summary: 'Read an asset\'s bytes',
+      description:
+        'ETag is the sha256. One byte range answers 206 (suffix and open-ended ranges too); several ranges answer 200 with the whole file.',
+      capability: 'assets',
+      params: idParams,
+      visible,
+      headers: [
+        { name: 'Range', description: 'One byte range, e.g. `bytes=0-1023`, `bytes=1024-`, `bytes=-500`.' },
+        { name: 'If-None-Match', description: '`"<sha256>"`: 304 when it matches.' },
+        { name: 'If-Range', description: '`"<sha256>"`: the Range applies only while it matches.' },
+      ],
+      successType: 'application/octet-stream',
+      success: { status: 200, description: 'The whole file (206 for a range; Content-Type is the stored media type)' },
+      errors: [400, 404, 410, 416],
+      async handle({ params, principal, ctx }) {
+        const view = readable(principal, params.id);
+        const fd = await openBlob(domain, view);
+        const size = (await fstatAsync(fd)).size;
+        const headers: Record<string, string> = { 'Accept-Ranges': 'bytes', ...FILE_HEADERS };
+        if (noneMatch(ctx.get('If-None-Match') || undefined, view.sha256)) {
+          await closeAsync(fd);
+          return { status: 304, etag: view.sha256, headers };
+        }
+        const range = ifRangeHolds(ctx.get('If-Range') || undefined, view.sha256)
+          ? parseRange(ctx.get('Range') || undefined, size)
+          : ({ kind: 'whole' } as const);
+        if (range.kind === 'unsatisfiable') {
+          await closeAsync(fd);
+          ctx.set('Content-Range', `bytes */${size}`); // the error answer keeps it (RFC 9110 §15.5.17)
+          throw ApiError.rangeNotSatisfiable(size);
+        }
+        const [start, end] = range.kind === 'partial' ? [range.start, range.end] : [0, size - 1];
+        if (range.kind === 'partial') headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
+        return fileReply(ctx, fd, range.kind === 'partial' ? 206 : 200, view.mime, view.sha256, headers, start, end);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/assets/{id}/thumb',
+      summary: 'A 320 px wide WebP thumbnail of an image asset',
+      description: 'Generated once and cached. Video and audio (and other) assets: 501 `unsupported`.',
+      capability: 'assets',
+      params: idParams,
+      query: thumbQuery,
+      visible,
+      successType: 'image/webp',
+      success: { status: 200, description: 'image/webp, 320 px wide, aspect kept' },
+      errors: [400, 404, 410, 501],
+      async handle({ params, principal, ctx }) {
+        const view = readable(principal, params.id);
+        if (view.reclaimed_at !== null) throw ApiError.assetMissing();
+        if (view.kind !== 'image') throw ApiError.unsupported(`Thumbnails exist for images only; this asset is ${view.kind}.`);
+        const source = blobs.blobPath(view.sha256, view.ext);
+        await closeAsync(await openBlob(domain, view));
+        const path = await thumbs.ensure(view.sha256, source);
+        const etag = `${view.sha256}-${THUMB_WIDTH}`;
+        let fd: number;
+        try {
+          fd = await openAsync(path, 'r');
+        } catch {
+          throw ApiError.assetMissing(); // reclaimed while it was being made
+        }
+        if (noneMatch(ctx.get('If-None-Match') || undefined, etag)) {
+          await closeAsync(fd);
+          return { status: 304, etag };
+        }
+        const size = (await fstatAsync(fd)).size;
+        return fileReply(ctx, fd, 200, 'image/webp', etag, {}, 0, size - 1);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/assets:adopt',
+      summary: 'Adopt a file of the stage or data folder by hardlink',
+      description:
+        'No copy and no HTTP body. The path must be absolute, inside the caller\'s stage or data folder, with no symlink below it. A stage entry is unlinked afterwards; a data file stays (read-only).',
+      capability: 'assets',
+      body: adoptBody,
+      success: { status: 201, description: 'Asset (new); 200 when the bytes were already stored', schema: asset },
+      errors: [400, 404, 409, 422],
+      async handle({ body, principal }) {
+        const done = await adoptFile(domain, principal.studioId, domain.roots(principal.studioId), body);
+        return {
+          status: done.created ? 201 : 200,
+          body: assetJson(done.view),
+          headers: { 'Server-Timing': `hash;dur=${done.hashMs.toFixed(1)}, rest;dur=${done.restMs.toFixed(1)}` },
+        };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/assets:reclaim',
+      summary: 'Reclaim the disk space of assets nothing uses any more',
+      description:
+        'Without `confirm`: the preview, nothing changes. With `confirm` = a preview whose set is unchanged: blobs, library files and thumbnails go, dependent soft-deleted items are hard-deleted; the rows stay and then answer 410.',
+      capability: 'assets',
+      body: reclaimBody,
+      success: { status: 200, description: 'The preview, or (with confirm) what was reclaimed', schema: reclaimPreview.or(reclaimResult) },
+      errors: [400, 409],
+      handle({ body, principal }) {
+        if (body.confirm === undefined) return { status: 200, body: reclaimer.preview(principal.studioId, body.asset_ids) };
+        return { status: 200, body: reclaimer.reclaim(principal.studioId, body.confirm, body.asset_ids) };
+      },
+    }),
+  ];
+}
+
+/** Asset bytes are never run as a page of the service's origin. */
+const FILE_HEADERS = { 'Content-Security-Policy': "default-src 'none'; sandbox" };
+
+/*
+ * Plain numeric fds, not FileHandles: the read stream owns its fd and closes it
+ * exactly once (Koa destroys it when the answer ends); a FileHandle closed as
+ * well would close the fd number twice, by then perhaps another file's. And a
+ * stream over a FileHandle reads through promises, at 2-3x the CPU per byte.
+ */
+const openAsync = promisify(open);
+const fstatAsync = promisify(fstat);
+const closeAsync = promisify(close);
+
+async function openBlob(domain: AssetsDomain, view: AssetView): Promise<number> {
+  if (view.reclaimed_at !== null) throw ApiError.assetMissing();
+  try {
+    return await openAsync(domain.blobs.blobPath(view.sha256, view.ext), 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw ApiError.assetMissing();
+    throw err;
+  }
+}
+
+/** Streams bytes start..end of an open file (nothing for HEAD); the stream closes the fd. */
+async function fileReply(
+  ctx: Context, fd: number, status: number, type: string, etag: string, headers: Record<string, string>, start: number, end: number,
+): Promise<Reply> {
+  const length = Math.max(0, end - start + 1);
+  const all = { ...headers, 'Content-Length': String(length) };
+  if (ctx.method === 'HEAD' || length === 0) {
+    await closeAsync(fd);
+    // An empty Buffer, not no body: Koa would otherwise answer its status text.
+    return { status, etag, headers: { ...all, 'Content-Type': type }, body: ctx.method === 'HEAD' ? undefined : Buffer.alloc(0), type };
+  }
+  const stream = createReadStream('', { fd, start, end, highWaterMark: 1024 * 1024 });
+  return { status, etag, stream, type, headers: all };
+}
+
+function contentLength(ctx: Context): number | null {
+  const header = ctx.get('Content-Length');
+  if (header === '') return null;
+  if (!/^[0-9]{1,16}$/.test(header)) throw ApiError.badRequest('Content-Length is not a number.');
+  return Number(header);
+}

@@ -1,0 +1,244 @@
+import type { Db } from '../db/open';
+import type { Asset, AssetKind } from './schema';
+
+/**
+ * All SQL of assets. Writes run inside db.transaction; the callers (ingest.ts,
+ * reclaim.ts) keep each file step and its row write in one synchronous turn.
+ */
+
+export interface AssetRow {
+  id: string;
+  sha256: string;
+  kind: AssetKind;
+  mime: string;
+  size: number;
+  ext: string;
+  pinned: number;
+  width: number | null;
+  height: number | null;
+  duration_s: number | null;
+  fps: number | null;
+  created_at: string;
+  referenced_at: string | null;
+  reclaimed_at: string | null;
+}
+
+/** An asset as one studio sees it: the row plus that studio's name and library file. */
+export interface AssetView extends AssetRow {
+  filename: string;
+  library_path: string | null;
+}
+
+export type NewAsset = Omit<AssetRow, 'referenced_at' | 'reclaimed_at'>;
+
+export interface Candidate {
+  id: string;
+  sha256: string;
+  ext: string;
+  size: number;
+}
+
+/**
+ * A kind of reference to assets, owned by another domain's store (gallery
+ * items and their inputs, sequence clips). The assets store asks every source
+ * at reclaim time; nothing else needs to know where references live.
+ */
+export interface AssetReferenceSource {
+  name: string;
+  /**
+   * SQL text of a SELECT with one column `asset_id`: every asset a live thing
+   * of this kind references now (NULLs are ignored). It runs on the service's
+   * database inside the reclaim transaction.
+   */
+  liveSql: string;
+  /** Ids of dead (soft-deleted) rows that hold any of these assets and go with them. */
+  dependents?(assetIds: readonly string[]): string[];
+  /** Hard-deletes those rows; called inside the reclaim transaction. */
+  purge?(assetIds: readonly string[]): void;
+}
+
+const VIEW_COLUMNS = `a.id, a.sha256, a.kind, a.mime, a.size, a.ext, a.pinned, a.width, a.height, a.duration_s, a.fps,
+  a.created_at, a.referenced_at, a.reclaimed_at, x.filename, x.library_path`;
+
+/** The hot reads, exported so a test can check their query plans. */
+export const ASSETS_SQL = {
+  view: `SELECT ${VIEW_COLUMNS} FROM assets a JOIN asset_access x ON x.asset_id = a.id WHERE a.id = ? AND x.studio_id = ?`,
+  bySha: 'SELECT * FROM assets WHERE sha256 = ?',
+};
+
+export function createAssetsStore(db: Db) {
+  const stmts = {
+    view: db.prepare<[string, string], AssetView>(ASSETS_SQL.view),
+    bySha: db.prepare<[string], AssetRow>(ASSETS_SQL.bySha),
+    insert: db.prepare(
+      `INSERT INTO assets (id, sha256, kind, mime, size, ext, pinned, width, height, duration_s, fps, created_at)
+       VALUES (@id, @sha256, @kind, @mime, @size, @ext, @pinned, @width, @height, @duration_s, @fps, @created_at)`,
+    ),
+    revive: db.prepare(
+      `UPDATE assets SET reclaimed_at = NULL, referenced_at = NULL, pinned = max(pinned, @pinned) WHERE id = @id`,
+    ),
+    pin: db.prepare('UPDATE assets SET pinned = 1 WHERE id = ?'),
+    grant: db.prepare(
+      'INSERT OR IGNORE INTO asset_access (asset_id, studio_id, filename, library_path, granted_at) VALUES (?, ?, ?, NULL, ?)',
+    ),
+    access: db.prepare<[string, string], { filename: string; library_path: string | null }>(
+      'SELECT filename, library_path FROM asset_access WHERE asset_id = ? AND studio_id = ?',
+    ),
+    setLibraryPath: db.prepare('UPDATE asset_access SET library_path = ? WHERE asset_id = ? AND studio_id = ?'),
+    noteReferenced: db.prepare(
+      'UPDATE assets SET referenced_at = ? WHERE referenced_at IS NULL AND id IN (SELECT value FROM json_each(?))',
+    ),
+    markReclaimed: db.prepare('UPDATE assets SET reclaimed_at = ? WHERE id IN (SELECT value FROM json_each(?))'),
+    libraryFiles: db.prepare<[string], { library_path: string }>(
+      `SELECT library_path FROM asset_access
+       WHERE library_path IS NOT NULL AND asset_id IN (SELECT value FROM json_each(?))`,
+    ),
+    clearLibraryPaths: db.prepare(
+      'UPDATE asset_access SET library_path = NULL WHERE asset_id IN (SELECT value FROM json_each(?))',
+    ),
+    blobNames: db.prepare<[], { name: string; reclaimed: number }>(
+      'SELECT sha256 || ext AS name, reclaimed_at IS NOT NULL AS reclaimed FROM assets',
+    ),
+    reclaimedWithLibrary: db.prepare<[], { asset_id: string }>(
+      `SELECT DISTINCT x.asset_id FROM asset_access x JOIN assets a ON a.id = x.asset_id
+       WHERE a.reclaimed_at IS NOT NULL AND x.library_path IS NOT NULL`,
+    ),
+  };
+
+  const sources: AssetReferenceSource[] = [];
+  let candidatesStmt: ReturnType<typeof prepareCandidates> | null = null;
+  function prepareCandidates() {
+    // Reclaimable (decisions §7): readable by the caller, not pinned, not yet
+    // reclaimed, referenced once in its life, and referenced by nothing live now.
+    const notLive = sources
+      .map((s) => `AND NOT EXISTS (SELECT 1 FROM (${s.liveSql}) AS live WHERE live.asset_id = a.id)`)
+      .join('\n        ');
+    return db.prepare<[string], Candidate>(
+      `SELECT a.id, a.sha256, a.ext, a.size FROM assets a
+       JOIN asset_access x ON x.asset_id = a.id AND x.studio_id = ?
+       WHERE a.reclaimed_at IS NULL AND a.pinned = 0 AND a.referenced_at IS NOT NULL
+        ${notLive}
+       ORDER BY a.id`,
+    );
+  }
+
+  return {
+    view(studioId: string, id: string): AssetView | null {
+      return stmts.view.get(id, studioId) ?? null;
+    },
+
+    bySha(sha256: string): AssetRow | null {
+      return stmts.bySha.get(sha256) ?? null;
+    },
+
+    /** A new asset and the uploader's access, in one transaction. */
+    create(row: NewAsset, studioId: string, filename: string): void {
+      db.transaction(() => {
+        stmts.insert.run(row);
+        stmts.grant.run(row.id, studioId, filename, row.created_at);
+      })();
+    },
+
+    /** A reclaimed asset whose bytes came back: live again, out of reclaim until referenced anew. */
+    revive(id: string, pinned: boolean, studioId: string, filename: string, at: string): void {
+      db.transaction(() => {
+        stmts.revive.run({ id, pinned: pinned ? 1 : 0 });
+        stmts.grant.run(id, studioId, filename, at);
+      })();
+    },
+
+    /** Grants read access (idempotent); true when the studio had none. */
+    grant(id: string, studioId: string, filename: string, at: string): boolean {
+      return stmts.grant.run(id, studioId, filename, at).changes === 1;
+    },
+
+    access(id: string, studioId: string): { filename: string; library_path: string | null } | null {
+      return stmts.access.get(id, studioId) ?? null;
+    },
+
+    setLibraryPath(id: string, studioId: string, path: string | null): void {
+      stmts.setLibraryPath.run(path, id, studioId);
+    },
+
+    pin(id: string): void {
+      stmts.pin.run(id);
+    },
+
+    /**
+     * For other domains' writers, inside their own transaction: these assets
+     * are referenced now, so from now on they count as "referenced at least
+     * once in their life" (permanent; later deletes do not undo it).
+     */
+    noteReferenced(assetIds: readonly string[], at: string): void {
+      if (assetIds.length > 0) stmts.noteReferenced.run(at, JSON.stringify(assetIds));
+    },
+
+    /** Registers one kind of reference; see AssetReferenceSource. */
+    addReferenceSource(source: AssetReferenceSource): void {
+      sources.push(source);
+      candidatesStmt = null;
+    },
+
+    /** The caller's reclaimable assets, id ascending. */
+    candidates(studioId: string): Candidate[] {
+      candidatesStmt ??= prepareCandidates();
+      return candidatesStmt.all(studioId);
+    },
+
+    /** Dead rows of every source that go with these assets (the preview's `items`). */
+    dependents(assetIds: readonly string[]): string[] {
+      if (assetIds.length === 0) return [];
+      return [...new Set(sources.flatMap((s) => s.dependents?.(assetIds) ?? []))].sort();
+    },
+
+    /** Marks the assets reclaimed and hard-deletes their dependents; returns their library files. Inside a transaction. */
+    markReclaimed(assetIds: readonly string[], at: string): string[] {
+      const ids = JSON.stringify(assetIds);
+      stmts.markReclaimed.run(at, ids);
+      for (const s of sources) s.purge?.(assetIds);
+      return stmts.libraryFiles.all(ids).map((r) => r.library_path);
+    },
+
+    clearLibraryPaths(assetIds: readonly string[]): void {
+      stmts.clearLibraryPaths.run(JSON.stringify(assetIds));
+    },
+
+    libraryFiles(assetIds: readonly string[]): string[] {
+      return stmts.libraryFiles.all(JSON.stringify(assetIds)).map((r) => r.library_path);
+    },
+
+    /** Blob file names (`<sha256><ext>`) of every row, and whether each was reclaimed. */
+    blobNames(): { name: string; reclaimed: boolean }[] {
+      return stmts.blobNames.all().map((r) => ({ name: r.name, reclaimed: r.reclaimed === 1 }));
+    },
+
+    /** Reclaimed assets whose library files may still be on disk (a crash during reclaim). */
+    reclaimedWithLibrary(): string[] {
+      return stmts.reclaimedWithLibrary.all().map((r) => r.asset_id);
+    },
+
+    transaction<T>(fn: () => T): T {
+      return db.transaction(fn).immediate();
+    },
+  };
+}
+
+export type AssetsStore = ReturnType<typeof createAssetsStore>;
+
+export function assetJson(v: AssetView): Asset {
+  return {
+    id: v.id,
+    sha256: v.sha256,
+    kind: v.kind,
+    mime: v.mime,
+    size: v.size,
+    filename: v.filename,
+    library_path: v.library_path,
+    pinned: v.pinned === 1,
+    width: v.width,
+    height: v.height,
+    duration_s: v.duration_s,
+    fps: v.fps,
+    created_at: v.created_at,
+  };
+}

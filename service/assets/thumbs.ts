@@ -1,0 +1,73 @@
+import { existsSync, renameSync } from 'node:fs';
+import sharp from 'sharp';
+import { ApiError } from '../core/errors';
+import { removeQuietly, type BlobStore } from './blobs';
+import { THUMB_WIDTH } from './schema';
+
+/**
+ * Thumbnails (interface.md §Assets rule 4, decisions §7): 320 px wide WebP,
+ * aspect kept, generated once per sha256 and cached at
+ * DIR/thumbs/<sha256>-320.webp (written to a temp file, then renamed).
+ *
+ * - Single flight: concurrent first requests for one image share one job.
+ * - Bounded: at most MAX_JOBS jobs run, the rest wait in a queue. sharp works
+ *   on libuv's thread pool (4 threads), which file reads and writes share; with
+ *   two jobs of one libvips thread each, a burst of thumbnails leaves the pool
+ *   free for the rest of the API.
+ */
+
+export const MAX_JOBS = 2;
+
+export function createThumbnailer(blobs: BlobStore) {
+  sharp.cache(false); // cached operations would keep reclaimed blobs open
+  sharp.concurrency(1);
+  const inflight = new Map<string, Promise<void>>();
+  const waiting: (() => void)[] = [];
+  let running = 0;
+  let generated = 0;
+
+  async function inSlot<T>(job: () => Promise<T>): Promise<T> {
+    if (running >= MAX_JOBS) await new Promise<void>((resolve) => waiting.push(resolve));
+    running++;
+    try {
+      return await job();
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  }
+
+  async function generate(source: string, target: string): Promise<void> {
+    const tmp = blobs.tempPath();
+    try {
+      await sharp(source).rotate().resize({ width: THUMB_WIDTH }).webp({ quality: 80 }).toFile(tmp);
+    } catch (err) {
+      removeQuietly(tmp);
+      throw ApiError.unsupported(`No thumbnail can be made of this image: ${(err as Error).message}`);
+    }
+    renameSync(tmp, target);
+    generated++;
+    console.error(`assets: thumbnail made ${target}`);
+  }
+
+  return {
+    /** The cached thumbnail's path, made first when missing. `source` is the blob. */
+    async ensure(sha256: string, source: string): Promise<string> {
+      const target = blobs.thumbPath(sha256, THUMB_WIDTH);
+      let job = inflight.get(sha256);
+      if (!job) {
+        if (existsSync(target)) return target;
+        job = inSlot(() => generate(source, target)).finally(() => inflight.delete(sha256));
+        inflight.set(sha256, job);
+      }
+      await job;
+      return target;
+    },
+    /** Thumbnails made since start (for the log and tests). */
+    get generated(): number {
+      return generated;
+    },
+  };
+}
+
+export type Thumbnailer = ReturnType<typeof createThumbnailer>;

@@ -14,6 +14,7 @@ import { openDatabase } from './db/open';
 import { createStudiosStore } from './studios';
 import { createKvStore, kvRoutes } from './kv';
 import { createSessionsStore, sessionRoutes } from './sessions';
+import { createRecordsStore, recordRoutes } from './records';
 
 /**
  * createService() is the whole service as a plain Node library: the CLI's
@@ -71,6 +72,7 @@ export function createService(options: ServiceOptions): Service {
   const routes: Route[] = [
     ...kvRoutes({ kv: createKvStore(db, studios), cursors }),
     ...sessionRoutes({ sessions: createSessionsStore(db, studios), cursors }),
+    ...recordRoutes({ records: createRecordsStore(db, studios, { maxDocBytes: () => config.bodyLimit }), cursors }),
   ];
 
   let port = 0;

@@ -1,9 +1,11 @@
 import { interruptBench } from './harness';
 import { runKvBench } from './kv';
+import { runRecordsBench } from './records';
 
 /** `node dist/bench/run.js NAME`: exit 0 done, 1 the bench broke, 2 no or unknown NAME. */
 const BENCHES: Record<string, () => Promise<void>> = {
   kv: runKvBench,
+  records: runRecordsBench,
 };
 
 async function main(name: string | undefined): Promise<number> {

@@ -77,8 +77,10 @@ describe('query plans', () => {
     assert.doesNotMatch(plan!, /TEMP B-TREE/);
   });
 
-  test('the same field in another collection does not use it', () => {
-    const steps = compileQuery({ studioId: 'st', collection: 'd', clauses: parseWhere(['price:eq:3']), order: parseOrder(undefined), indexed: new Set(['price']), after: null });
+  test('the same field in a collection without the declaration does not use it', () => {
+    assert.deepEqual([...records.indexedFields('st', 'd')], []);
+    assert.deepEqual([...records.indexedFields('other', 'c')], []);
+    const steps = compileQuery({ studioId: 'st', collection: 'd', clauses: parseWhere(['price:eq:3']), order: parseOrder(undefined), indexed: records.indexedFields('st', 'd'), after: null });
     const plan = (db.prepare(`EXPLAIN QUERY PLAN ${steps[0]!.sql}`).all(...steps[0]!.params, 51) as { detail: string }[]).map((r) => r.detail).join();
     assert.doesNotMatch(plan, new RegExp(name));
   });

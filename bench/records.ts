@@ -86,6 +86,16 @@ export async function runRecordsBench(): Promise<void> {
       const ratio = viaHttp.p50 / viaSql.p50;
       rows.push([q.name, `${viaHttp.count}`, fmt(viaHttp.p50), fmt(viaHttp.p99), fmt(viaSql.p50), fmt(viaSql.p99), `${ratio.toFixed(1)}x`, q.target ?? '']);
     }
+    // The floor of any answer over HTTP here: a bare Koa app sending the indexed eq reply's bytes from memory.
+    const reply = (await http('GET', queryPath(QUERIES[0]!, null))).text;
+    const bare = await startServer('bare server', [join(__dirname, 'bare-server.js'), reply]);
+    try {
+      const bareHttp = client(bare.url, token, agent);
+      const floor = await timeRuns(300, () => bareHttp('GET', '/'));
+      rows.push([`bare Koa, same ${Buffer.byteLength(reply)}-byte reply (HTTP floor)`, '', fmt(floor.p50), fmt(floor.p99), '', '', '', '']);
+    } finally {
+      await bare.stop();
+    }
     console.log(table(['query (HTTP vs the same SQL on better-sqlite3)', 'rows', 'HTTP p50 ms', 'HTTP p99 ms', 'SQL p50 ms', 'SQL p99 ms', 'HTTP/SQL', 'target'], rows));
 
     const inserts = await insertRate(http);
@@ -226,7 +236,8 @@ async function timeRuns(runs: number, fn: () => Promise<unknown> | unknown): Pro
     times.push(performance.now() - t);
   }
   times.sort((a, b) => a - b);
-  const count = typeof warm === 'number' ? warm : Array.isArray(warm) ? Math.min(warm.length, 50) : (warm as { items: unknown[] }).items.length;
+  const count =
+    typeof warm === 'number' ? warm : Array.isArray(warm) ? warm.length : ((warm as { items?: unknown[] }).items?.length ?? 0);
   return { p50: pct(times, 0.5), p99: pct(times, 0.99), count };
 }
 

@@ -340,6 +340,19 @@ describe('queries', () => {
     }
   });
 
+  test('numbers are doubles: an integer beyond 2^53 matches the double it stands for', async () => {
+    const big = await alpha().post('/records/big', { a: 2 ** 60 });
+    await alpha().post('/records/big', { a: 2 ** 60 + 4096 });
+    for (const text of ['1152921504606846976', '1152921504606847000', '1.152921504606847e18']) {
+      const res = await query(where(`a:eq:${text}`), 'big');
+      assert.deepEqual(res.json.items.map((i: { id: string }) => i.id), [big.json.id], text);
+    }
+    assert.equal((await query(where('a:gt:1152921504606846976'), 'big')).json.items.length, 1);
+    const listed = await alpha().post('/records/big', { tags: [1, 2 ** 60] });
+    const res = await query(where('tags:contains:1152921504606847000'), 'big');
+    assert.deepEqual(res.json.items.map((i: { id: string }) => i.id), [listed.json.id]);
+  });
+
   test('strings order by UTF-8 bytes (case-sensitive)', async () => {
     const res = names(await query(`${where('s:in:["Ab","aB","A","z"]')}&order=s:asc`));
     assert.deepEqual(res, ['neg', 'arr', 'obj', 'big']);

@@ -12,7 +12,8 @@ import { FIELD_PATTERN, type Clause, type DocClause, type Instant, type Order } 
  *
  * One sort key per field, K(field), gives every rule of decisions §4 as plain
  * comparisons that an expression index serves:
- *   number -> its value (integer and real compare numerically: 1 = 1.0)
+ *   number -> its value as a double, as JSON numbers are here (1 = 1.0; an integer
+ *             beyond 2^53 written by JavaScript compares as the double it stands for)
  *   string -> its text (BINARY: UTF-8 byte order)
  *   null -> x'01', false -> x'02', true -> x'03'
  *   array -> x'04' || compact JSON, object -> x'05' || compact JSON
@@ -70,7 +71,7 @@ function pathOf(field: string, indexed: ReadonlySet<string>): Frag {
 
 /** The sort key of a field; with a literal path this is exactly the declared index's expression. */
 export function keyExpr(path: Frag): Frag {
-  return sql`(CASE json_type(doc, ${path}) WHEN 'null' THEN x'01' WHEN 'false' THEN x'02' WHEN 'true' THEN x'03' WHEN 'array' THEN CAST(char(4) || (doc ->> ${path}) AS BLOB) WHEN 'object' THEN CAST(char(5) || (doc ->> ${path}) AS BLOB) ELSE doc ->> ${path} END)`;
+  return sql`(CASE json_type(doc, ${path}) WHEN 'null' THEN x'01' WHEN 'false' THEN x'02' WHEN 'true' THEN x'03' WHEN 'integer' THEN CAST(doc ->> ${path} AS REAL) WHEN 'array' THEN CAST(char(4) || (doc ->> ${path}) AS BLOB) WHEN 'object' THEN CAST(char(5) || (doc ->> ${path}) AS BLOB) ELSE doc ->> ${path} END)`;
 }
 
 /** The key expression text of a declared index on `field`. */
@@ -79,7 +80,7 @@ export function indexKeySql(field: string): string {
 }
 
 /** The same key for an element of json_each (columns `type`, `value`). */
-const ELEMENT_KEY = `(CASE type WHEN 'null' THEN x'01' WHEN 'false' THEN x'02' WHEN 'true' THEN x'03' WHEN 'array' THEN CAST(char(4) || value AS BLOB) WHEN 'object' THEN CAST(char(5) || value AS BLOB) ELSE value END)`;
+const ELEMENT_KEY = `(CASE type WHEN 'null' THEN x'01' WHEN 'false' THEN x'02' WHEN 'true' THEN x'03' WHEN 'integer' THEN CAST(value AS REAL) WHEN 'array' THEN CAST(char(4) || value AS BLOB) WHEN 'object' THEN CAST(char(5) || value AS BLOB) ELSE value END)`;
 
 /** The key a JSON value has, to compare with K (must agree with keyExpr). */
 export function keyOf(value: Json): number | string | Buffer {

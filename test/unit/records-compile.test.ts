@@ -25,17 +25,17 @@ describe('keyOf: one sort key per JSON value', () => {
 
 describe('clauses compile to bound parameters', () => {
   const rows: { clause: string; sql: RegExp; params: unknown[] }[] = [
-    { clause: 'a:eq:1', sql: /^\(CASE json_type\(doc, \?\) .* END\) = \?$/, params: ['$."a"', '$."a"', '$."a"', '$."a"', 1] },
-    { clause: 'a:eq:"x"', sql: / = \?$/, params: [...Array(4).fill('$."a"'), 'x'] },
-    { clause: 'a:eq:null', sql: / = \?$/, params: [...Array(4).fill('$."a"'), Buffer.from([1])] },
-    { clause: 'a:ne:true', sql: / IS NOT \?$/, params: [...Array(4).fill('$."a"'), Buffer.from([3])] },
-    { clause: 'a:in:[1,"b"]', sql: / IN \(\?, \?\)$/, params: [...Array(4).fill('$."a"'), 1, 'b'] },
+    { clause: 'a:eq:1', sql: /^\(CASE json_type\(doc, \?\) .* END\) = \?$/, params: [...Array(5).fill('$."a"'), 1] },
+    { clause: 'a:eq:"x"', sql: / = \?$/, params: [...Array(5).fill('$."a"'), 'x'] },
+    { clause: 'a:eq:null', sql: / = \?$/, params: [...Array(5).fill('$."a"'), Buffer.from([1])] },
+    { clause: 'a:ne:true', sql: / IS NOT \?$/, params: [...Array(5).fill('$."a"'), Buffer.from([3])] },
+    { clause: 'a:in:[1,"b"]', sql: / IN \(\?, \?\)$/, params: [...Array(5).fill('$."a"'), 1, 'b'] },
     { clause: 'a:in:[]', sql: /^0$/, params: [] },
-    { clause: 'a:exists:true', sql: / IS NOT NULL$/, params: Array(4).fill('$."a"') },
-    { clause: 'a:exists:false', sql: / IS NULL$/, params: Array(4).fill('$."a"') },
-    { clause: 'a:lt:5', sql: / < \? AND .* >= -9e999\)$/, params: [...Array(4).fill('$."a"'), 5, ...Array(4).fill('$."a"')] },
-    { clause: 'a:gte:"m"', sql: / >= \? AND .* < x''\)$/, params: [...Array(4).fill('$."a"'), 'm', ...Array(4).fill('$."a"')] },
-    { clause: 'a:gt:false', sql: / > \? AND .* < x'04'\)$/, params: [...Array(4).fill('$."a"'), Buffer.from([2]), ...Array(4).fill('$."a"')] },
+    { clause: 'a:exists:true', sql: / IS NOT NULL$/, params: Array(5).fill('$."a"') },
+    { clause: 'a:exists:false', sql: / IS NULL$/, params: Array(5).fill('$."a"') },
+    { clause: 'a:lt:5', sql: / < \? AND .* >= -9e999\)$/, params: [...Array(5).fill('$."a"'), 5, ...Array(5).fill('$."a"')] },
+    { clause: 'a:gte:"m"', sql: / >= \? AND .* < x''\)$/, params: [...Array(5).fill('$."a"'), 'm', ...Array(5).fill('$."a"')] },
+    { clause: 'a:gt:false', sql: / > \? AND .* < x'04'\)$/, params: [...Array(5).fill('$."a"'), Buffer.from([2]), ...Array(5).fill('$."a"')] },
     { clause: 'a:contains:1', sql: /^\(json_type\(doc, \?\) = 'array' AND EXISTS \(SELECT 1 FROM json_each\(records\.doc, \?\) WHERE .* = \?\)\)$/, params: ['$."a"', '$."a"', 1] },
     { clause: 'a:contains:x', sql: /instr\(doc ->> \?, \?\) > 0\) OR/, params: ['$."a"', '$."a"', 'x', '$."a"', '$."a"', 'x'] },
     { clause: 'id:eq:01ARZ3NDEKTSV4RRFFQ69G5FAV', sql: /^id = \?$/, params: ['01ARZ3NDEKTSV4RRFFQ69G5FAV'] },
@@ -120,8 +120,8 @@ describe('steps of a page', () => {
   test('every statement scopes to the studio, the collection and live rows, all bound', () => {
     for (const step of compileQuery({ studioId: "st'x", collection: 'c"', clauses: [parseClause('a:eq:1')], order: parseOrder('a:asc'), indexed: NONE, after: null })) {
       assert.match(step.sql, /WHERE studio_id = \? AND collection = \? AND deleted_at IS NULL AND /);
-      // The order key in the select list (four path parameters), then the scope.
-      assert.deepEqual(step.params.slice(3, 6), ['$."a"', "st'x", 'c"']);
+      // The order key in the select list (five path parameters), then the scope.
+      assert.deepEqual(step.params.slice(4, 7), ['$."a"', "st'x", 'c"']);
       assert.equal(step.sql.split('?').length - 1, step.params.length + 1, 'LIMIT ? is the caller\'s');
     }
   });

@@ -116,12 +116,12 @@ describe('query plans', () => {
 test('a second connection declaring an index: the first uses it on its next query', () => {
   const { dir, db, records } = setup();
   assert.doesNotMatch(plans(db, records, ['price:eq:3'])[0]!, /records_ix_/);
-  const before = records.list({ studioId: 'st', collection: 'c', clauses: parseWhere(['price:eq:3']), order: parseOrder(undefined), after: null }, 100);
+  const before = records.list({ studioId: 'st', collection: 'c', clauses: parseWhere(['price:eq:3']), order: parseOrder(undefined), after: null }, 100).rows;
   const cli = openDatabase(dir);
   declareIndex(cli, { studioId: 'st', collection: 'c', field: 'price' });
   cli.close();
   assert.match(plans(db, records, ['price:eq:3'])[0]!, /records_ix_/);
-  const afterwards = records.list({ studioId: 'st', collection: 'c', clauses: parseWhere(['price:eq:3']), order: parseOrder(undefined), after: null }, 100);
+  const afterwards = records.list({ studioId: 'st', collection: 'c', clauses: parseWhere(['price:eq:3']), order: parseOrder(undefined), after: null }, 100).rows;
   assert.deepEqual(afterwards.map((r) => r.id), before.map((r) => r.id));
   assert.equal(afterwards.length, 4);
 });

@@ -374,6 +374,24 @@ describe('queries', () => {
     }
   });
 
+  test('a page stops at 8 MiB of documents; the walk still returns each record once', async () => {
+    const pad = 'p'.repeat(30_000);
+    for (let i = 0; i < 300; i++) assert.equal((await alpha().post('/records/heavy', { i, pad })).status, 201);
+    const first = await query('limit=500', 'heavy');
+    assert.equal(first.status, 200);
+    assert.ok(first.json.items.length > 200 && first.json.items.length < 300, `${first.json.items.length} items`);
+    assert.ok(first.text.length < 9 * 1024 * 1024);
+    assert.notEqual(first.json.next_cursor, null);
+    const seen = first.json.items.map((x: { i: number }) => x.i);
+    let cursor = first.json.next_cursor;
+    while (cursor) {
+      const res = await query(`limit=500&cursor=${encodeURIComponent(cursor)}`, 'heavy');
+      seen.push(...res.json.items.map((x: { i: number }) => x.i));
+      cursor = res.json.next_cursor;
+    }
+    assert.deepEqual(seen, Array.from({ length: 300 }, (_, i) => 299 - i));
+  });
+
   test('a cursor is bound to its where clauses and order: reused with others it is bad_cursor', async () => {
     const first = await query(`${where('v:exists:true')}&order=v:asc&limit=2`);
     const cursor = encodeURIComponent(first.json.next_cursor);

@@ -50,8 +50,9 @@ export function recordRoutes(deps: { records: RecordsStore; cursors: CursorCodec
         // A cursor is bound to the studio, the collection, the where clauses and the order (decisions §11).
         const binding = `records\n${principal.studioId}\n${params.collection}\n${JSON.stringify(texts)}\n${query.order ?? DEFAULT_ORDER_TEXT}`;
         const after = query.cursor ? toPosition(order, cursors.decode(binding, query.cursor)) : null;
-        const rows = records.list({ studioId: principal.studioId, collection: params.collection, clauses, order, after }, limit + 1);
-        const page = toPage(rows, limit, cursors, binding, (r) => positionOf(order, r), recordJson);
+        const { rows, cut } = records.list({ studioId: principal.studioId, collection: params.collection, clauses, order, after }, limit + 1);
+        const shown = cut ? rows.length - 1 : limit;
+        const page = toPage(rows, shown, cursors, binding, (r) => positionOf(order, r), recordJson);
         return { status: 200, rawJson: `{"items":[${page.items.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}` };
       },
     }),

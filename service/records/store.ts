@@ -38,6 +38,9 @@ export interface ListedRow extends RecordRow {
   k: number | string | Buffer | null;
 }
 
+/** Document text a page may hold (at least one record is always shown). */
+export const PAGE_BYTES = 8 * 1024 * 1024;
+
 /** Compiled list statements kept prepared; the text varies only with the shape of a query. */
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -118,15 +121,25 @@ export function createRecordsStore(db: Db, studios: StudiosStore, options: { max
       return new Set(stmts.indexed.all(studioId, collection));
     },
 
-    /** Up to `limit` rows from the page's position, running the order's steps in turn. */
-    list(spec: Omit<QuerySpec, 'indexed'>, limit: number): ListedRow[] {
+    /**
+     * Up to `limit` rows from the page's position, running the order's steps in
+     * turn. A page also stops once its documents pass PAGE_BYTES (a page of 500
+     * records of 4 MiB would otherwise be 2 GB in memory): then `cut` is true and
+     * the last row only says that more exist, as the (limit + 1)th row does.
+     */
+    list(spec: Omit<QuerySpec, 'indexed'>, limit: number): { rows: ListedRow[]; cut: boolean } {
       const indexed = this.indexedFields(spec.studioId, spec.collection);
       const rows: ListedRow[] = [];
+      let bytes = 0;
       for (const step of compileQuery({ ...spec, indexed })) {
-        rows.push(...prepared(step.sql).all(...step.params, limit - rows.length));
+        for (const row of prepared(step.sql).iterate(...step.params, limit - rows.length)) {
+          rows.push(row);
+          bytes += row.doc.length;
+          if (rows.length >= 2 && bytes > PAGE_BYTES) return { rows, cut: true };
+        }
         if (rows.length >= limit) break;
       }
-      return rows;
+      return { rows, cut: false };
     },
 
     create(studioId: string, collection: string, doc: unknown): RecordRow {

@@ -9,7 +9,7 @@ import type { Migration } from '../migrate';
  *
  * record_indexes lists the declared indexes (`bin/backlot index add`); the
  * expression indexes behind them are created by the records store (store.ts
- * declareIndex), one per field name.
+ * declareIndex), one per declaration.
  *
  * The planner gets fixed statistics for this table (sqlite_stat1): without
  * them it cannot know that an expression index on one field is more selective
@@ -46,7 +46,7 @@ export const m0004Records: Migration = {
         studio_id TEXT NOT NULL REFERENCES studios(id),
         collection TEXT NOT NULL,
         field TEXT NOT NULL,
-        name TEXT NOT NULL,
+        name TEXT NOT NULL UNIQUE,
         created_at TEXT NOT NULL,
         PRIMARY KEY (studio_id, collection, field)
       ) STRICT;

@@ -201,6 +201,8 @@ export type Position =
 interface Step {
   where: Frag;
   orderBy: Frag;
+  /** The step reads keys past this one (`K > key` ascending, `K < key` descending). */
+  past?: number | string | Buffer;
 }
 
 /**
@@ -235,7 +237,7 @@ export function stepsOf(order: Order, indexed: ReadonlySet<string>, after: Posit
   return [
     { where: sql`${k} = ${after.key} AND id ${past} ${after.id}`, orderBy: byId },
     // Past a key excludes NULL (missing) in both directions.
-    { where: sql`${k} ${past} ${after.key}`, orderBy: byKey },
+    { where: sql`${k} ${past} ${after.key}`, orderBy: byKey, past: after.key },
     missing,
   ];
 }
@@ -258,14 +260,56 @@ export interface QuerySpec {
  * its last parameter (appended by the caller).
  */
 export function compileQuery(q: QuerySpec): Sql[] {
-  const filters = q.clauses.map((c) => clauseSql(c, q.indexed));
-  const where = joinFrags([sql`studio_id = ${q.studioId} AND collection = ${q.collection} AND deleted_at IS NULL`, ...filters], ' AND ');
+  const scope = sql`studio_id = ${q.studioId} AND collection = ${q.collection} AND deleted_at IS NULL`;
+  const plain = joinFrags([scope, ...q.clauses.map((c) => clauseSql(c, q.indexed))], ' AND ');
   const f = q.order.field;
   let key = sql`NULL`;
   if (f.target === 'doc') key = keyExpr(pathOf(f.field, q.indexed));
   else if (f.target === 'updated_at') key = sql`updated_at`;
   return stepsOf(q.order, q.indexed, q.after).map((step) => {
-    const s = sql`SELECT ${new Frag(RECORD_COLUMNS, [])}, ${key} AS k FROM records WHERE ${where} AND ${step.where} ORDER BY ${step.orderBy} LIMIT `;
+    let where = plain;
+    let stepWhere = step.where;
+    if (step.past !== undefined && f.target === 'doc') {
+      const folded = foldBounds(q, f.field, step.past);
+      where = joinFrags([scope, ...folded.filters], ' AND ');
+      if (folded.cursorImplied) stepWhere = TRUE;
+    }
+    const s = sql`SELECT ${new Frag(RECORD_COLUMNS, [])}, ${key} AS k FROM records WHERE ${where} AND ${stepWhere} ORDER BY ${step.orderBy} LIMIT `;
     return { sql: `${s.sql}?`, params: s.params };
   });
+}
+
+/**
+ * A step past the cursor's key and a range clause on the order field bounding
+ * the same side would give SQLite two bounds on one side of the index range,
+ * and it uses one of them, maybe the looser: every later page would rescan
+ * from the clause's bound. So the looser of the two is left out (the other
+ * implies it): a clause keeps only its type's bound on the other side.
+ */
+function foldBounds(q: QuerySpec, field: string, past: number | string | Buffer): { filters: Frag[]; cursorImplied: boolean } {
+  const asc = q.order.dir === 'asc';
+  let cursorImplied = false;
+  const filters = q.clauses.map((c) => {
+    const sameSide = asc ? c.op === 'gt' || c.op === 'gte' : c.op === 'lt' || c.op === 'lte';
+    if (c.target !== 'doc' || c.field !== field || !sameSide) return clauseSql(c, q.indexed);
+    const value = (c as { value: number | string | boolean }).value;
+    const cmp = compareKeys(keyOf(value), past);
+    if (asc ? cmp > 0 : cmp < 0) {
+      cursorImplied = true;
+      return clauseSql(c, q.indexed);
+    }
+    const k = keyExpr(pathOf(field, q.indexed));
+    const [low, high] = typeRange(value);
+    return asc ? sql`${k} < ${high}` : sql`${k} >= ${low}`;
+  });
+  return { filters, cursorImplied };
+}
+
+/** SQLite's order of keys: numbers, then text (UTF-8 bytes), then blobs (bytes). */
+export function compareKeys(a: number | string | Buffer, b: number | string | Buffer): number {
+  const rank = (x: number | string | Buffer) => (typeof x === 'number' ? 0 : typeof x === 'string' ? 1 : 2);
+  if (rank(a) !== rank(b)) return rank(a) - rank(b);
+  if (typeof a === 'number') return a - (b as number);
+  const bytes = (x: string | Buffer) => (typeof x === 'string' ? Buffer.from(x, 'utf8') : x);
+  return Buffer.compare(bytes(a), bytes(b as string | Buffer));
 }

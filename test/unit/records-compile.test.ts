@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { clauseSql, compileQuery, indexKeySql, jsonPath, keyOf, stepsOf, type Position } from '../../service/records/compile';
+import { clauseSql, compareKeys, compileQuery, indexKeySql, jsonPath, keyOf, stepsOf, type Position } from '../../service/records/compile';
 import { parseClause, parseOrder } from '../../service/records/filter';
 
 /** The SQL compiler: values always bound, SQL text only from the compiler's own fragments. */
@@ -124,5 +124,35 @@ describe('steps of a page', () => {
       assert.deepEqual(step.params.slice(4, 7), ['$."a"', "st'x", 'c"']);
       assert.equal(step.sql.split('?').length - 1, step.params.length + 1, 'LIMIT ? is the caller\'s');
     }
+  });
+});
+
+describe('a page past a key keeps one bound per side of the index range', () => {
+  const pastStep = (where: string, order: string, key: number) =>
+    compileQuery({ studioId: 's', collection: 'c', clauses: [parseClause(where)], order: parseOrder(order), indexed: new Set(['p']), after: { kind: 'key', key, id: 'X' } })[1]!;
+  const rows: [string, string, number, { has: unknown[]; lacks: unknown[] }][] = [
+    // the cursor is tighter: the clause keeps only its type's other bound
+    ['p:gte:3', 'p:asc', 10, { has: [10, ''], lacks: [3] }],
+    ['p:gt:10', 'p:asc', 10, { has: [10], lacks: [] }],
+    ['p:lt:30', 'p:desc', 10, { has: [10], lacks: [30] }],
+    // the clause is tighter: the cursor's bound goes
+    ['p:gte:30', 'p:asc', 10, { has: [30], lacks: [10] }],
+    ['p:lte:3', 'p:desc', 10, { has: [3], lacks: [10] }],
+    // other side: nothing to fold
+    ['p:lt:30', 'p:asc', 10, { has: [10, 30], lacks: [] }],
+  ];
+  for (const [where, order, key, { has, lacks }] of rows) {
+    test(`${where} ${order} past ${key}`, () => {
+      const step = pastStep(where, order, key);
+      for (const v of has) assert.ok(step.params.includes(v) || step.sql.includes(`${v === '' ? "''" : v}`), `${v} in ${step.sql}`);
+      for (const v of lacks) assert.ok(!step.params.includes(v), `${v} not in ${JSON.stringify(step.params)}`);
+    });
+  }
+  test('compareKeys: numbers < text < blobs; text and blobs by bytes', () => {
+    assert.ok(compareKeys(1e308, '') < 0);
+    assert.ok(compareKeys('\uffff', Buffer.from([1])) < 0);
+    assert.ok(compareKeys('\uffff', '😀') < 0, 'UTF-8 order, not UTF-16');
+    assert.equal(compareKeys(1, 1.0), 0);
+    assert.ok(compareKeys(Buffer.from([2]), Buffer.from([2, 0])) < 0);
   });
 });

@@ -95,10 +95,30 @@ export function keyOf(value: Json): number | string | Buffer {
  * numbers from -Infinity up to the empty text; strings up to the empty blob;
  * booleans x'02'..x'04'.
  */
-function typeRange(value: number | string | boolean): [Frag, Frag] {
-  if (typeof value === 'number') return [sql`-9e999`, sql`''`];
-  if (typeof value === 'string') return [sql`''`, sql`x''`];
-  return [sql`x'02'`, sql`x'04'`];
+type Key = number | string | Buffer;
+
+function typeRange(value: number | string | boolean): [{ key: Key; sql: Frag }, { key: Key; sql: Frag }] {
+  if (typeof value === 'number') return [{ key: -Infinity, sql: sql`-9e999` }, { key: '', sql: sql`''` }];
+  if (typeof value === 'string') return [{ key: '', sql: sql`''` }, { key: Buffer.alloc(0), sql: sql`x''` }];
+  return [{ key: Buffer.from([2]), sql: sql`x'02'` }, { key: Buffer.from([4]), sql: sql`x'04'` }];
+}
+
+/** One side of a range on K: its key, whether it is strict, its SQL. */
+interface Bound {
+  key: Key;
+  strict: boolean;
+  sql: Frag;
+}
+
+type RangeClause = Extract<DocClause, { op: 'lt' | 'lte' | 'gt' | 'gte' }>;
+
+/** A range clause as its two bounds: one from the value, the other from the value's type. */
+function rangeBounds(c: RangeClause, k: Frag): { low: Bound; high: Bound; valueFirst: 'low' | 'high' } {
+  const [low, high] = typeRange(c.value);
+  const key = keyOf(c.value);
+  const value: Bound = { key, strict: c.op === 'lt' || c.op === 'gt', sql: sql`${k} ${new Frag(OPERATOR[c.op], [])} ${key}` };
+  if (c.op === 'gt' || c.op === 'gte') return { low: value, high: { key: high.key, strict: true, sql: sql`${k} < ${high.sql}` }, valueFirst: 'low' };
+  return { low: { key: low.key, strict: false, sql: sql`${k} >= ${low.sql}` }, high: value, valueFirst: 'high' };
 }
 
 const OPERATOR = { lt: '<', lte: '<=', gt: '>', gte: '>=' } as const;
@@ -122,10 +142,8 @@ function docClauseSql(c: DocClause, indexed: ReadonlySet<string>): Frag {
     case 'gt':
     case 'gte': {
       // One bound from the value, the other from the type's range: same JSON type only.
-      const [low, high] = typeRange(c.value);
-      const op = new Frag(OPERATOR[c.op], []);
-      const bound = sql`${k} ${op} ${keyOf(c.value)}`;
-      return c.op === 'lt' || c.op === 'lte' ? sql`(${bound} AND ${k} >= ${low})` : sql`(${bound} AND ${k} < ${high})`;
+      const b = rangeBounds(c, k);
+      return b.valueFirst === 'low' ? sql`(${b.low.sql} AND ${b.high.sql})` : sql`(${b.high.sql} AND ${b.low.sql})`;
     }
     case 'contains': {
       const member = sql`(json_type(doc, ${path}) = 'array' AND EXISTS (SELECT 1 FROM json_each(records.doc, ${path}) WHERE ${new Frag(ELEMENT_KEY, [])} = ${keyOf(c.value)}))`;
@@ -201,8 +219,12 @@ export type Position =
 interface Step {
   where: Frag;
   orderBy: Frag;
-  /** The step reads keys past this one (`K > key` ascending, `K < key` descending). */
-  past?: number | string | Buffer;
+  /**
+   * The step reads keys past this one (`K > key` ascending, `K < key`
+   * descending), or (null) every present key: range clauses on the order
+   * field are folded with it (foldBounds).
+   */
+  past?: number | string | Buffer | null;
 }
 
 /**
@@ -231,7 +253,7 @@ export function stepsOf(order: Order, indexed: ReadonlySet<string>, after: Posit
   const k = keyExpr(pathOf(f.field, indexed));
   const byKey = sql`${k} ${dir}, id ${dir}`;
   const missing = { where: sql`${k} IS NULL`, orderBy: byId };
-  if (!after) return [{ where: sql`${k} IS NOT NULL`, orderBy: byKey }, missing];
+  if (!after) return [{ where: sql`${k} IS NOT NULL`, orderBy: byKey, past: null }, missing];
   if (after.kind === 'missing') return [{ where: sql`${k} IS NULL AND id ${past} ${after.id}`, orderBy: byId }];
   if (after.kind !== 'key') throw new Error('position does not match the order');
   return [
@@ -280,36 +302,46 @@ export function compileQuery(q: QuerySpec): Sql[] {
 }
 
 /**
- * A step past the cursor's key and a range clause on the order field bounding
- * the same side would give SQLite two bounds on one side of the index range,
- * and it uses one of them, maybe the looser: every later page would rescan
- * from the clause's bound. So the looser of the two is left out (the other
- * implies it): a clause keeps only its type's bound on the other side.
+ * A step past the cursor's key and range clauses on the order field give
+ * SQLite several bounds on one side of the index range, and it uses one of
+ * them, maybe the loosest: every later page would rescan from there (and a
+ * first page could start far off). They are all conjunctive, so only the
+ * tightest is kept on the side the step moves from (ascending: the lower
+ * side), and the others are left out.
  */
-function foldBounds(q: QuerySpec, field: string, past: number | string | Buffer): { filters: Frag[]; cursorImplied: boolean } {
+function foldBounds(q: QuerySpec, field: string, past: Key | null): { filters: Frag[]; cursorImplied: boolean } {
   const asc = q.order.dir === 'asc';
-  let cursorImplied = false;
-  const filters = q.clauses.map((c) => {
-    const sameSide = asc ? c.op === 'gt' || c.op === 'gte' : c.op === 'lt' || c.op === 'lte';
-    if (c.target !== 'doc' || c.field !== field || !sameSide) return clauseSql(c, q.indexed);
-    const value = (c as { value: number | string | boolean }).value;
-    const cmp = compareKeys(keyOf(value), past);
-    if (asc ? cmp > 0 : cmp < 0) {
-      cursorImplied = true;
-      return clauseSql(c, q.indexed);
-    }
-    const k = keyExpr(pathOf(field, q.indexed));
-    const [low, high] = typeRange(value);
-    return asc ? sql`${k} < ${high}` : sql`${k} >= ${low}`;
+  const k = keyExpr(pathOf(field, q.indexed));
+  const ranges = q.clauses.map((c) =>
+    c.target === 'doc' && c.field === field && ['lt', 'lte', 'gt', 'gte'].includes(c.op) ? rangeBounds(c as RangeClause, k) : null,
+  );
+  // Tighter: further in the step's direction; at equal keys the strict one.
+  const tighter = (a: { key: Key; strict: boolean }, b: { key: Key; strict: boolean }) => {
+    const cmp = compareKeys(a.key, b.key);
+    return cmp === 0 ? a.strict && !b.strict : asc ? cmp > 0 : cmp < 0;
+  };
+  // Without a cursor the step's own bound is `K IS NOT NULL`, which any range implies.
+  let best: { key: Key; strict: boolean; at: number } | null = past === null ? null : { key: past, strict: true, at: -1 };
+  ranges.forEach((r, i) => {
+    const side = r && (asc ? r.low : r.high);
+    if (side && (best === null || tighter(side, best))) best = { key: side.key, strict: side.strict, at: i };
   });
-  return { filters, cursorImplied };
+  const chosen = best as { at: number } | null;
+  const filters = q.clauses.map((c, i) => {
+    const r = ranges[i];
+    if (!r) return clauseSql(c, q.indexed);
+    const kept = asc ? r.high : r.low;
+    if (chosen?.at !== i) return kept.sql;
+    return asc ? sql`(${r.low.sql} AND ${r.high.sql})` : sql`(${r.high.sql} AND ${r.low.sql})`;
+  });
+  return { filters, cursorImplied: chosen !== null && chosen.at !== -1 };
 }
 
 /** SQLite's order of keys: numbers, then text (UTF-8 bytes), then blobs (bytes). */
-export function compareKeys(a: number | string | Buffer, b: number | string | Buffer): number {
-  const rank = (x: number | string | Buffer) => (typeof x === 'number' ? 0 : typeof x === 'string' ? 1 : 2);
+export function compareKeys(a: Key, b: Key): number {
+  const rank = (x: Key) => (typeof x === 'number' ? 0 : typeof x === 'string' ? 1 : 2);
   if (rank(a) !== rank(b)) return rank(a) - rank(b);
-  if (typeof a === 'number') return a - (b as number);
+  if (typeof a === 'number') return a === b ? 0 : a < (b as number) ? -1 : 1;
   const bytes = (x: string | Buffer) => (typeof x === 'string' ? Buffer.from(x, 'utf8') : x);
   return Buffer.compare(bytes(a), bytes(b as string | Buffer));
 }

@@ -148,6 +148,13 @@ describe('a page past a key keeps one bound per side of the index range', () => 
       for (const v of lacks) assert.ok(!step.params.includes(v), `${v} not in ${JSON.stringify(step.params)}`);
     });
   }
+  test('a first page keeps the tightest of the clauses\' bounds too', () => {
+    const [first] = compileQuery({ studioId: 's', collection: 'c', clauses: [parseClause('p:gte:100'), parseClause('p:lt:900')], order: parseOrder('p:desc'), indexed: new Set(['p']), after: null });
+    assert.ok(!first!.sql.includes("< ''"), first!.sql);
+    assert.ok(!first!.sql.includes('IS NOT NULL'), 'a range implies the field is present');
+    assert.ok(first!.params.includes(900) && first!.params.includes(100));
+  });
+
   test('compareKeys: numbers < text < blobs; text and blobs by bytes', () => {
     assert.ok(compareKeys(1e308, '') < 0);
     assert.ok(compareKeys('\uffff', Buffer.from([1])) < 0);

@@ -10,7 +10,7 @@ import { newId } from '../core/ids';
 import { nowIso } from '../core/time';
 import type { StudiosStore } from '../studios';
 import { RECORDS_STATS } from '../db/migrations/0004-records';
-import { compileQuery, indexKeySql, RECORD_COLUMNS, type Position, type QuerySpec } from './compile';
+import { compileQuery, indexKeySql, RECORD_COLUMNS, type QuerySpec } from './compile';
 import { FIELD_PATTERN } from './filter';
 import { COLLECTION_PATTERN } from './schema';
 
@@ -276,14 +276,3 @@ export function declareIndex(db: Db, input: { studioId: string; collection: stri
     })
     .immediate();
 }
-
-/** The declared indexes of a studio (for the CLI and the manifest). */
-export function listIndexes(db: Db, studioId: string): { collection: string; field: string; name: string }[] {
-  return db
-    .prepare<[string], { collection: string; field: string; name: string }>(
-      'SELECT collection, field, name FROM record_indexes WHERE studio_id = ? ORDER BY collection, field',
-    )
-    .all(studioId);
-}
-
-export type { Position };

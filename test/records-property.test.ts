@@ -200,6 +200,15 @@ test(`indexed and unindexed answers equal the reference evaluator (seed ${SEED})
       const clause = { text: `${orderField}:${op}:${JSON.stringify(v)}`, ref: { field: orderField, op, raw: JSON.stringify(v), value: v } };
       clauses.push(() => clause);
     }
+    // And a range on the column an id / created_at / updated_at order pages over.
+    if (['id', 'created_at', 'updated_at'].includes(orderField) && r.next() < 0.4) {
+      const column = orderField === 'updated_at' ? 'updated_at' : 'id';
+      const [i, op] = [r.int(pairs.length), r.pick(['lt', 'lte', 'gt', 'gte'])];
+      clauses.push((side) => {
+        const v = pairs[i]![side][column];
+        return { text: `${column}:${op}:${v}`, ref: { field: column, op, raw: v, value: v } };
+      });
+    }
     const dir = r.pick(['asc', 'desc'] as const);
     const order = orderField ? `${orderField}:${dir}` : undefined;
     const sortBy = orderField ? { field: orderField, dir } : { field: 'created_at', dir: 'desc' as const };

@@ -225,6 +225,8 @@ interface Step {
    * field are folded with it (foldBounds).
    */
   past?: number | string | Buffer | null;
+  /** The same for a column order: the step reads `column > value` (or `<`). */
+  pastColumn?: { column: 'id' | 'updated_at'; value: string };
 }
 
 /**
@@ -238,7 +240,8 @@ export function stepsOf(order: Order, indexed: ReadonlySet<string>, after: Posit
   const byId = sql`id ${dir}`;
   const f = order.field;
   if (f.target === 'id' || f.target === 'created_at') {
-    return [{ where: after ? sql`id ${past} ${after.id}` : TRUE, orderBy: byId }];
+    if (!after) return [{ where: TRUE, orderBy: byId }];
+    return [{ where: sql`id ${past} ${after.id}`, orderBy: byId, pastColumn: { column: 'id', value: after.id } }];
   }
   if (f.target === 'updated_at') {
     const all = { where: TRUE, orderBy: sql`updated_at ${dir}, id ${dir}` };
@@ -246,7 +249,7 @@ export function stepsOf(order: Order, indexed: ReadonlySet<string>, after: Posit
     if (after.kind !== 'updated') throw new Error('position does not match the order');
     return [
       { where: sql`updated_at = ${after.at} AND id ${past} ${after.id}`, orderBy: byId },
-      { where: sql`updated_at ${past} ${after.at}`, orderBy: all.orderBy },
+      { where: sql`updated_at ${past} ${after.at}`, orderBy: all.orderBy, pastColumn: { column: 'updated_at', value: after.at } },
     ];
   }
   if (f.target !== 'doc') throw new Error('unreachable');
@@ -295,6 +298,10 @@ export function compileQuery(q: QuerySpec): Sql[] {
       const folded = foldBounds(q, f.field, step.past);
       where = joinFrags([scope, ...folded.filters], ' AND ');
       if (folded.cursorImplied) stepWhere = TRUE;
+    } else if (step.pastColumn) {
+      const folded = foldColumnBounds(q, step.pastColumn);
+      where = joinFrags([scope, ...folded.filters], ' AND ');
+      if (folded.cursorImplied) stepWhere = TRUE;
     }
     const s = sql`SELECT ${new Frag(RECORD_COLUMNS, [])}, ${key} AS k FROM records WHERE ${where} AND ${stepWhere} ORDER BY ${step.orderBy} LIMIT `;
     return { sql: `${s.sql}?`, params: s.params };
@@ -335,6 +342,32 @@ function foldBounds(q: QuerySpec, field: string, past: Key | null): { filters: F
     return asc ? sql`(${r.low.sql} AND ${r.high.sql})` : sql`(${r.high.sql} AND ${r.low.sql})`;
   });
   return { filters, cursorImplied: chosen !== null && chosen.at !== -1 };
+}
+
+/**
+ * foldBounds for an `id` or `updated_at` order: range clauses on that column
+ * bounding the side the step moves from compete with the cursor; the tightest
+ * stays. Ids and instants are ASCII, so string order is SQLite's order.
+ */
+function foldColumnBounds(q: QuerySpec, past: { column: 'id' | 'updated_at'; value: string }): { filters: Frag[]; cursorImplied: boolean } {
+  const asc = q.order.dir === 'asc';
+  const sideOps = asc ? ['gt', 'gte'] : ['lt', 'lte'];
+  const bounds = q.clauses.map((c): { value: string; strict: boolean } | null => {
+    if (c.target !== past.column || c.op === 'in' || !sideOps.includes(c.op)) return null;
+    if (c.target === 'id') return { value: c.value as string, strict: c.op === 'gt' || c.op === 'lt' };
+    const v = (c as { value: Instant }).value;
+    // As instantSql: an instant finer than a millisecond makes `>=` strict, `<` inclusive.
+    const strict = v.finer ? c.op === 'gte' || c.op === 'gt' : c.op === 'gt' || c.op === 'lt';
+    return { value: v.ms, strict };
+  });
+  const tighter = (a: { value: string; strict: boolean }, b: { value: string; strict: boolean }) =>
+    a.value === b.value ? a.strict && !b.strict : asc ? a.value > b.value : a.value < b.value;
+  let best = { value: past.value, strict: true, at: -1 };
+  bounds.forEach((b, i) => {
+    if (b && tighter(b, best)) best = { ...b, at: i };
+  });
+  const filters = q.clauses.flatMap((c, i) => (bounds[i] && best.at !== i ? [] : [clauseSql(c, q.indexed)]));
+  return { filters, cursorImplied: best.at !== -1 };
 }
 
 /** SQLite's order of keys: numbers, then text (UTF-8 bytes), then blobs (bytes). */

@@ -2,12 +2,14 @@ import { interruptBench } from './harness';
 import { runAssetsBench } from './assets';
 import { runJobsBench } from './jobs';
 import { runKvBench } from './kv';
+import { runRecordsBench } from './records';
 
 /** `node dist/bench/run.js NAME`: exit 0 done, 1 the bench broke, 2 no or unknown NAME. */
 const BENCHES: Record<string, () => Promise<void>> = {
   assets: runAssetsBench,
   jobs: runJobsBench,
   kv: runKvBench,
+  records: runRecordsBench,
 };
 
 async function main(name: string | undefined): Promise<number> {

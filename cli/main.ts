@@ -5,7 +5,7 @@ import { CAPABILITIES } from '../service/core/auth';
 import { defaultDataDir } from '../service/data-dir';
 
 /**
- * bin/backlot: serve, studio add|set, token create|revoke (decisions §1).
+ * bin/backlot: serve, studio add|set, token create|revoke (decisions §1), index add (§4).
  * Exit codes: 0 done, 1 the command failed (port in use, id taken, unknown
  * studio or token), 2 the command line is wrong.
  */
@@ -24,6 +24,7 @@ Commands:
   studio set ID         change a studio's quotas
   token create          issue a studio token (printed once)
   token revoke TOKEN    revoke a token
+  index add             declare an index on a record field
 
 Every command takes --data-dir DIR (default: $BACKLOT_HOME, else ${defaultDataDir({}, process.platform)}).
 Run 'backlot <command> --help' for a command's options.`,
@@ -47,6 +48,12 @@ Changes a studio's quotas; a running server applies them from its next request.`
 
 Prints a new token on one line. It is stored only as a hash: keep it.
 Capabilities: ${CAPABILITIES.join(', ')}.`,
+  'index add': `Usage: backlot index add --studio ID --collection NAME --field FIELD [--data-dir DIR]
+
+Declares an index on a top-level field of a studio's record collection, so eq, in,
+ranges and order on that field are served by an index. Results never change, only
+speed. Works while serve runs on the same data dir: its next query uses the index.
+Prints {"studio_id","collection","field","name","created"}; declaring it again is fine.`,
   'token revoke': `Usage: backlot token revoke TOKEN [--data-dir DIR]
 
 Revokes a token; a running server refuses it from its next request.`,
@@ -197,6 +204,23 @@ function token(args: string[]): void {
   }
 }
 
+function index(args: string[]): void {
+  const [sub, ...rest] = args;
+  if (sub !== 'add') throw new UsageError(`Unknown index command "${sub ?? ''}".\n\n${HELP['index add']}`);
+  const { values, dataDir } = parse(
+    rest,
+    { studio: { type: 'string' }, collection: { type: 'string' }, field: { type: 'string' } },
+    0,
+    HELP['index add']!,
+  );
+  for (const flag of ['studio', 'collection', 'field']) {
+    if (typeof values[flag] !== 'string') throw new UsageError(`--${flag} is required.\n\n${HELP['index add']}`);
+  }
+  const input = { studioId: values.studio as string, collection: values.collection as string, field: values.field as string };
+  const out = withAdmin(dataDir, (admin) => admin.addIndex(input));
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
 export async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   try {
@@ -207,6 +231,8 @@ export async function main(argv: string[]): Promise<void> {
         return studio(rest);
       case 'token':
         return token(rest);
+      case 'index':
+        return index(rest);
       case undefined:
       case 'help':
       case '--help':

@@ -7,6 +7,7 @@ export { STUDIO_ID_PATTERN };
 import { openDatabase } from './db/open';
 import { studioDirs } from './data-dir';
 import { createStudiosStore } from './studios';
+import { declareIndex } from './records';
 
 /**
  * What the CLI does to a data dir, while the server may be running on it:
@@ -39,6 +40,11 @@ export function openAdmin(dataDir: string) {
       const unknown = capabilities.filter((c) => !isCapability(c));
       if (unknown.length > 0) throw ApiError.badRequest(`Unknown capabilities: ${unknown.join(', ')}.`);
       return studios.createToken(studioId, capabilities);
+    },
+
+    /** Declares an index on a record field (decisions §4); a running server uses it from its next query. */
+    addIndex(input: { studioId: string; collection: string; field: string }) {
+      return declareIndex(db, input);
     },
 
     revokeToken(token: string): boolean {

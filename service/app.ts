@@ -13,9 +13,10 @@ import { buildOpenApi } from './core/openapi';
 import { openDatabase, type Db } from './db/open';
 import { createStudiosStore } from './studios';
 import { createKvStore, kvRoutes } from './kv';
+import { createRecordsStore, recordRoutes } from './records';
 import { createSessionsStore, sessionRoutes } from './sessions';
-import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
 import { assetRoutes, createAssets, type AssetReferenceSource, type AssetsStore } from './assets';
+import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
 import { studioDirs } from './data-dir';
 
 /**
@@ -87,9 +88,10 @@ export function createService(options: ServiceOptions): Service {
   // Every domain, one line each.
   const routes: Route[] = [
     ...kvRoutes({ kv: createKvStore(db, studios), cursors }),
+    ...recordRoutes({ records: createRecordsStore(db, studios, { maxDocBytes: () => config.bodyLimit }), cursors }),
     ...sessionRoutes({ sessions: createSessionsStore(db, studios), cursors }),
-    ...jobRoutes({ jobs, cursors }),
     ...assetRoutes(assets),
+    ...jobRoutes({ jobs, cursors }),
   ];
 
   let port = 0;

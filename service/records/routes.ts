@@ -1,0 +1,170 @@
+import { ApiError } from '../core/errors';
+import type { Principal } from '../core/auth';
+import { isUlid } from '../core/ids';
+import { IF_MATCH_HEADER, route, type Route } from '../core/route';
+import { DEFAULT_LIMIT, toPage, type CursorCodec, type CursorValue } from '../core/pagination';
+import { DEFAULT_ORDER_TEXT, parseOrder, parseWhere, type Order } from './filter';
+import type { Position } from './compile';
+import { collectionParams, documentBody, listQuery, record, recordPage, recordParams } from './schema';
+import type { ListedRow, RecordRow, RecordsStore } from './store';
+
+/**
+ *   GET    /records/{collection}        query: where (repeatable), order, limit, cursor
+ *   POST   /records/{collection}        create (201)
+ *   GET    /records/{collection}/{id}   one record
+ *   PUT    /records/{collection}/{id}   replace the document (If-Match optional)
+ *   PATCH  /records/{collection}/{id}   RFC 7396 merge patch (If-Match optional)
+ *   DELETE /records/{collection}/{id}   soft delete (If-Match optional)
+ */
+export function recordRoutes(deps: { records: RecordsStore; cursors: CursorCodec }): Route[] {
+  const { records, cursors } = deps;
+  const find = (principal: Principal, p: { collection: string; id: string }): RecordRow => {
+    if (!isUlid(p.id)) throw ApiError.notFound('The record');
+    return records.get(principal.studioId, p.collection, p.id);
+  };
+  const live = ({ params, principal }: { params: { collection: string; id: string }; principal: Principal }) => {
+    find(principal, params);
+  };
+
+  return [
+    route({
+      method: 'GET',
+      path: '/records/{collection}',
+      summary: 'Query a collection',
+      description:
+        'Every `where` clause must match. Default order `created_at:desc`; `id` breaks ties in the same direction; ' +
+        'records missing the order field come last. A bad clause or order is 400 `bad_filter`.',
+      capability: 'records',
+      params: collectionParams,
+      query: listQuery,
+      success: { status: 200, description: 'RecordPage', schema: recordPage },
+      errors: [400],
+      handle({ params, query, principal }) {
+        const texts = query.where === undefined ? [] : ([] as string[]).concat(query.where);
+        if (Array.isArray(query.order)) {
+          throw new ApiError(400, 'bad_filter', 'order takes one field and may be given once.', { order: query.order });
+        }
+        const clauses = parseWhere(texts);
+        const order = parseOrder(query.order);
+        const limit = query.limit ?? DEFAULT_LIMIT;
+        // A cursor is bound to the studio, the collection, the where clauses and the order (decisions §11).
+        const binding = `records\n${principal.studioId}\n${params.collection}\n${JSON.stringify(texts)}\n${query.order ?? DEFAULT_ORDER_TEXT}`;
+        const after = query.cursor ? toPosition(order, cursors.decode(binding, query.cursor)) : null;
+        const { rows, cut } = records.list({ studioId: principal.studioId, collection: params.collection, clauses, order, after }, limit + 1);
+        const shown = cut ? rows.length - 1 : limit;
+        const page = toPage(rows, shown, cursors, binding, (r) => positionOf(order, r), recordJson);
+        return { status: 200, rawJson: `{"items":[${page.items.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}` };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/records/{collection}',
+      summary: 'Create a record',
+      capability: 'records',
+      params: collectionParams,
+      body: documentBody,
+      success: { status: 201, description: 'Record', schema: record, etag: true },
+      errors: [400, 413, 429],
+      handle({ params, body, principal }) {
+        return reply(201, records.create(principal.studioId, params.collection, body));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/records/{collection}/{id}',
+      summary: 'Read a record',
+      capability: 'records',
+      params: recordParams,
+      success: { status: 200, description: 'Record', schema: record, etag: true },
+      errors: [400, 404],
+      handle({ params, principal }) {
+        return reply(200, find(principal, params));
+      },
+    }),
+    route({
+      method: 'PUT',
+      path: '/records/{collection}/{id}',
+      summary: 'Replace a record\'s document',
+      description: 'The document replaces the stored one; `id` and `created_at` stay.',
+      capability: 'records',
+      params: recordParams,
+      visible: live,
+      body: documentBody,
+      headers: [IF_MATCH_HEADER],
+      success: { status: 200, description: 'Record', schema: record, etag: true },
+      errors: [400, 404, 409, 413],
+      handle({ params, body, principal, ifMatch }) {
+        return reply(200, records.put(principal.studioId, params.collection, params.id, body, ifMatch));
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/records/{collection}/{id}',
+      summary: 'Merge-patch a record (RFC 7396)',
+      capability: 'records',
+      params: recordParams,
+      visible: live,
+      body: documentBody,
+      bodyType: 'application/merge-patch+json',
+      headers: [IF_MATCH_HEADER],
+      success: { status: 200, description: 'Record', schema: record, etag: true },
+      errors: [400, 404, 409, 413],
+      handle({ params, body, principal, ifMatch }) {
+        return reply(200, records.patch(principal.studioId, params.collection, params.id, body, ifMatch));
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/records/{collection}/{id}',
+      summary: 'Delete a record (soft)',
+      capability: 'records',
+      params: recordParams,
+      visible: live,
+      headers: [IF_MATCH_HEADER],
+      success: { status: 204, description: 'Deleted' },
+      errors: [400, 404, 409],
+      handle({ params, principal, ifMatch }) {
+        records.delete(principal.studioId, params.collection, params.id, ifMatch);
+        return { status: 204 };
+      },
+    }),
+  ];
+}
+
+/** The flat Record as JSON text around the stored document text. */
+function recordJson(row: RecordRow): string {
+  const members = row.doc.length > 2 ? `,${row.doc.slice(1, -1)}` : '';
+  return `{"id":"${row.id}","created_at":"${row.created_at}","updated_at":"${row.updated_at}","etag":"${row.etag}"${members}}`;
+}
+
+function reply(status: number, row: RecordRow) {
+  return { status, rawJson: recordJson(row), etag: row.etag };
+}
+
+/** The cursor position of a row in an order (see compile.ts Position). */
+function positionOf(order: Order, row: ListedRow): CursorValue[] {
+  const f = order.field.target;
+  if (f === 'id' || f === 'created_at') return [row.id];
+  if (f === 'updated_at') return [row.updated_at, row.id];
+  const k = row.k;
+  if (k === null) return ['m', row.id];
+  if (Buffer.isBuffer(k)) return ['b', k.toString('base64'), row.id];
+  return [typeof k === 'number' ? 'n' : 's', k, row.id];
+}
+
+function toPosition(order: Order, v: CursorValue[]): Position {
+  const str = (x: CursorValue | undefined): x is string => typeof x === 'string';
+  const f = order.field.target;
+  if (f === 'id' || f === 'created_at') {
+    if (v.length === 1 && str(v[0])) return { kind: 'id', id: v[0] };
+  } else if (f === 'updated_at') {
+    if (v.length === 2 && str(v[0]) && str(v[1])) return { kind: 'updated', at: v[0], id: v[1] };
+  } else if (v[0] === 'm' && v.length === 2 && str(v[1])) {
+    return { kind: 'missing', id: v[1] };
+  } else if (v.length === 3 && str(v[2])) {
+    if (v[0] === 'n' && typeof v[1] === 'number') return { kind: 'key', key: v[1], id: v[2] };
+    if (v[0] === 's' && str(v[1])) return { kind: 'key', key: v[1], id: v[2] };
+    if (v[0] === 'b' && str(v[1])) return { kind: 'key', key: Buffer.from(v[1], 'base64'), id: v[2] };
+  }
+  throw ApiError.badCursor();
+}

@@ -103,9 +103,15 @@ export async function measure(options: Options, warmupSeconds: number, serverPid
 
 /** utime + stime of a process in seconds (Linux /proc), or null elsewhere. */
 export function cpuSeconds(pid: number): number | null {
+  const t = cpuTimes(pid);
+  return t === null ? null : t.user + t.sys;
+}
+
+/** User and kernel CPU of a process in seconds (Linux /proc), or null elsewhere. */
+export function cpuTimes(pid: number): { user: number; sys: number } | null {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return { user: Number(fields[11]) / CLOCK_TICKS, sys: Number(fields[12]) / CLOCK_TICKS };
   } catch {
     return null;
   }

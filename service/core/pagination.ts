@@ -89,3 +89,8 @@ export function toPage<Row, Item>(
     next_cursor: more ? codec.encode(binding, positionOf(shown[shown.length - 1]!)) : null,
   };
 }
+
+/** A page whose items are already JSON text (rows that store JSON), as the page's JSON text. */
+export function pageJson(page: Page<string>): string {
+  return `{"items":[${page.items.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}`;
+}

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { Principal } from '../core/auth';
 import { ApiError } from '../core/errors';
-import { DEFAULT_LIMIT, toPage, type CursorCodec } from '../core/pagination';
+import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagination';
 import { route, type Reply, type Route } from '../core/route';
 import type { JobsDomain } from './domain';
 import { idParams, job, jobPage, listQuery, logAppend, taskCreate, taskUpdate } from './schema';
@@ -42,7 +42,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
         const after = query.cursor ? toAfter(cursors.decode(binding, query.cursor)) : null;
         const rows = jobs.list({ studioId: principal.studioId }, after, limit + 1);
         const page = toPage(rows, limit, cursors, binding, (r) => [r.id], jobJson);
-        return { status: 200, rawJson: `{"items":[${page.items.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}` };
+        return { status: 200, rawJson: pageJson(page) };
       },
     }),
     route({

@@ -2,7 +2,7 @@ import { ApiError } from '../core/errors';
 import type { Principal } from '../core/auth';
 import { isUlid } from '../core/ids';
 import { IF_MATCH_HEADER, route, type Route } from '../core/route';
-import { DEFAULT_LIMIT, toPage, type CursorCodec, type CursorValue } from '../core/pagination';
+import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec, type CursorValue } from '../core/pagination';
 import { DEFAULT_ORDER_TEXT, parseOrder, parseWhere, type Order } from './filter';
 import type { Position } from './compile';
 import { collectionParams, documentBody, listQuery, record, recordPage, recordParams } from './schema';
@@ -53,7 +53,7 @@ export function recordRoutes(deps: { records: RecordsStore; cursors: CursorCodec
         const { rows, cut } = records.list({ studioId: principal.studioId, collection: params.collection, clauses, order, after }, limit + 1);
         const shown = cut ? rows.length - 1 : limit;
         const page = toPage(rows, shown, cursors, binding, (r) => positionOf(order, r), recordJson);
-        return { status: 200, rawJson: `{"items":[${page.items.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}` };
+        return { status: 200, rawJson: pageJson(page) };
       },
     }),
     route({

@@ -1,7 +1,7 @@
 import { ApiError } from '../core/errors';
 import type { Principal } from '../core/auth';
 import { IF_MATCH_HEADER, route, type Route } from '../core/route';
-import { DEFAULT_LIMIT, toPage, type CursorCodec } from '../core/pagination';
+import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagination';
 import { idParams, listQuery, session, sessionCreate, sessionDuplicate, sessionPage, sessionUpdate } from './schema';
 import { positionOf, type SessionPosition, type SessionRow, type SessionsStore } from './store';
 
@@ -138,9 +138,6 @@ function sessionJson(row: SessionRow): string {
   );
 }
 
-function pageJson(page: { items: string[]; next_cursor: string | null }): string {
-  return `{"items":[${page.items.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}`;
-}
 
 function reply(status: number, row: SessionRow) {
   return { status, rawJson: sessionJson(row), etag: row.etag };

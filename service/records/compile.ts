@@ -294,12 +294,13 @@ export function compileQuery(q: QuerySpec): Sql[] {
   return stepsOf(q.order, q.indexed, q.after).map((step) => {
     let where = plain;
     let stepWhere = step.where;
-    if (step.past !== undefined && f.target === 'doc') {
-      const folded = foldBounds(q, f.field, step.past);
-      where = joinFrags([scope, ...folded.filters], ' AND ');
-      if (folded.cursorImplied) stepWhere = TRUE;
-    } else if (step.pastColumn) {
-      const folded = foldColumnBounds(q, step.pastColumn);
+    const folded =
+      step.past !== undefined && f.target === 'doc'
+        ? foldBounds(q, f.field, step.past)
+        : step.pastColumn
+          ? foldColumnBounds(q, step.pastColumn)
+          : null;
+    if (folded) {
       where = joinFrags([scope, ...folded.filters], ' AND ');
       if (folded.cursorImplied) stepWhere = TRUE;
     }

@@ -90,9 +90,10 @@ export function parseClause(text: string, index = 1): Clause {
   return instantClause(target, op as Op, value, fail);
 }
 
-/** Parses `order`: `field:asc` or `field:desc`, one field. */
-export function parseOrder(text: string | undefined): Order {
+/** Parses `order`: `field:asc` or `field:desc`, one field, given once. */
+export function parseOrder(text: string | string[] | undefined): Order {
   if (text === undefined) return parseOrder(DEFAULT_ORDER_TEXT);
+  if (Array.isArray(text)) throw badFilter('order takes one field and may be given once.', { order: text });
   const fail = (reason: string) => badFilter(`order "${shorten(text)}": ${reason}`, { order: text, reason });
   const colon = text.lastIndexOf(':');
   if (colon < 0) throw fail('expected field:asc or field:desc');

@@ -5,7 +5,7 @@ import { pageQuery } from '../core/pagination';
 
 export const COLLECTION_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 
-const collection = z.string().regex(COLLECTION_PATTERN, 'collection must match ^[A-Za-z][A-Za-z0-9_]{0,63}$').meta({
+const collection = z.string().regex(COLLECTION_PATTERN, `collection must match ${COLLECTION_PATTERN.source}`).meta({
   description: 'Collection name, ^[A-Za-z][A-Za-z0-9_]{0,63}$; any such name may be written, declared or not.',
 });
 

@@ -15,14 +15,15 @@ import { FIELD_PATTERN } from './filter';
 import { COLLECTION_PATTERN } from './schema';
 
 /**
- * All SQL of records. Writes are immediate transactions that check, in order:
- * the record is live (404), If-Match (409), the document (400, 413), the
- * `records` quota (429, on create only); then write. `created_at` is the
+ * All SQL of records. The document is checked first (400, 413; for PATCH, the
+ * patch's shape), then an immediate transaction checks the record is live
+ * (404), If-Match (409), the patched result (PATCH), the `records` quota (429,
+ * on create only), and writes. `created_at` is the
  * instant of the record's ULID, so creation order, id order and created_at
  * order are one order (compile.ts relies on it).
  */
 
-export const RESERVED_KEYS = ['id', 'created_at', 'updated_at', 'etag'] as const;
+const RESERVED_KEYS: readonly string[] = ['id', 'created_at', 'updated_at', 'etag'];
 
 export interface RecordRow {
   id: string;
@@ -39,19 +40,22 @@ export interface ListedRow extends RecordRow {
 }
 
 /** Document text a page may hold (at least one record is always shown). */
-export const PAGE_BYTES = 8 * 1024 * 1024;
+const PAGE_BYTES = 8 * 1024 * 1024;
 
 /** Compiled list statements kept prepared; the text varies only with the shape of a query. */
 const STATEMENT_CACHE_SIZE = 256;
 
 export const RECORDS_SQL = {
   get: `SELECT ${RECORD_COLUMNS} FROM records WHERE studio_id = ? AND collection = ? AND id = ? AND deleted_at IS NULL`,
+  /** Liveness and etag only: no document text is built (404 checks, DELETE). */
+  etag: 'SELECT etag FROM records WHERE studio_id = ? AND collection = ? AND id = ? AND deleted_at IS NULL',
   indexed: 'SELECT field FROM record_indexes WHERE studio_id = ? AND collection = ?',
 };
 
 export function createRecordsStore(db: Db, studios: StudiosStore, options: { maxDocBytes: () => number }) {
   const stmts = {
     get: db.prepare<[string, string, string], RecordRow>(RECORDS_SQL.get),
+    etag: db.prepare<[string, string, string], string>(RECORDS_SQL.etag).pluck(),
     indexed: db.prepare<[string, string], string>(RECORDS_SQL.indexed).pluck(),
     insert: db.prepare(
       `INSERT INTO records (studio_id, collection, id, doc, etag, created_at, updated_at)
@@ -80,6 +84,12 @@ export function createRecordsStore(db: Db, studios: StudiosStore, options: { max
     const row = stmts.get.get(studioId, collection, id);
     if (!row) throw ApiError.notFound('The record');
     return row;
+  }
+
+  function liveEtag(studioId: string, collection: string, id: string): string {
+    const etag = stmts.etag.get(studioId, collection, id);
+    if (etag === undefined) throw ApiError.notFound('The record');
+    return etag;
   }
 
   /** A record document: a JSON object without reserved keys, no larger than the body limit. */
@@ -112,8 +122,11 @@ export function createRecordsStore(db: Db, studios: StudiosStore, options: { max
   }
 
   return {
-    get(studioId: string, collection: string, id: string): RecordRow {
-      return live(studioId, collection, id);
+    get: live,
+
+    /** 404 unless the record is live; reads no document. */
+    requireLive(studioId: string, collection: string, id: string): void {
+      liveEtag(studioId, collection, id);
     },
 
     /** Fields of a collection with a declared index (read per query: the CLI may add one any time). */
@@ -189,8 +202,7 @@ export function createRecordsStore(db: Db, studios: StudiosStore, options: { max
     /** Soft delete: the row stays, invisible, and stops counting toward the quota. */
     delete(studioId: string, collection: string, id: string, ifMatch: IfMatch): void {
       db.transaction(() => {
-        const current = live(studioId, collection, id);
-        checkIfMatch(ifMatch, current.etag);
+        checkIfMatch(ifMatch, liveEtag(studioId, collection, id));
         stmts.softDelete.run(nowIso(), studioId, collection, id);
         studios.charge(studioId, 'records', -1);
       }).immediate();
@@ -229,7 +241,7 @@ export interface DeclaredIndex {
 }
 
 /** Index names come from a hash, never from the names themselves. */
-export function indexName(studioId: string, collection: string, field: string): string {
+function indexName(studioId: string, collection: string, field: string): string {
   return `records_ix_${createHash('sha256').update(`${studioId}\n${collection}\n${field}`).digest('hex').slice(0, 24)}`;
 }
 
@@ -244,7 +256,7 @@ export function declareIndex(db: Db, input: { studioId: string; collection: stri
   if (!COLLECTION_PATTERN.test(collection)) {
     throw ApiError.badRequest(`The collection name "${collection}" must match ${COLLECTION_PATTERN.source}.`);
   }
-  if (!FIELD_PATTERN.test(field) || ['id', 'created_at', 'updated_at', 'etag'].includes(field)) {
+  if (!FIELD_PATTERN.test(field) || RESERVED_KEYS.includes(field)) {
     throw ApiError.badRequest(
       `The field "${field}" must be a top-level document key matching ${FIELD_PATTERN.source} ` +
         '(id, created_at and updated_at are always indexed; etag is not a document key).',

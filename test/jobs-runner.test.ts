@@ -6,6 +6,7 @@ import { createService, type Service } from '../service/app';
 import { openDatabase } from '../service/db/open';
 import { newId } from '../service/core/ids';
 import { INTERRUPTED_MESSAGE, type RunStep } from '../service/jobs';
+import { groupMembers } from '../service/jobs/runner';
 import { createJobsStore, type JobRow } from '../service/jobs/store';
 import { client } from './helpers/http';
 import { assertError } from './helpers/scenario';
@@ -170,6 +171,92 @@ describe('runner', () => {
     }
     // Cancelling a finished job: 409.
     await assert.rejects(service.jobs.cancelJob(run.job.id), (err: any) => err.status === 409 && err.code === 'job_finished');
+  });
+
+  /**
+   * A leader that prints its pid and its child's, then (after the child is
+   * ready) exits `exitCode` or, with null, waits for SIGTERM (which ends it at
+   * once). The child has stdio 'ignore' (so the leader's pipes close when the
+   * leader exits), ignores SIGTERM and keeps rewriting the partial file.
+   */
+  const leaderWithStubbornChild = (exitCode: number | null): string => {
+    const child = `process.on("SIGTERM", () => {});
+      const fs = require("node:fs");
+      fs.writeFileSync(process.argv[1], "start");
+      setInterval(() => fs.writeFileSync(process.argv[1], String(Date.now())), 5);`;
+    return `
+      const { spawn } = require("node:child_process");
+      const fs = require("node:fs");
+      const path = process.argv[1];
+      const c = spawn(process.execPath, ["-e", ${JSON.stringify(child)}, path], { stdio: "ignore" });
+      console.log("pids " + process.pid + " " + c.pid);
+      const wait = setInterval(() => {
+        if (!fs.existsSync(path)) return;
+        clearInterval(wait);
+        console.log("ready");
+        ${exitCode === null ? '' : `process.exit(${exitCode});`}
+      }, 10);
+      setInterval(() => {}, 1000);`;
+  };
+
+  /** Runs `leaderWithStubbornChild`; `ready` resolves with the group's pids once the child writes. */
+  const runStubborn = (partial: string, exitCode: number | null) => {
+    let pids: number[] = [];
+    let ready!: (pids: number[]) => void;
+    const started = new Promise<number[]>((r) => (ready = r));
+    const run = service.jobs.runJob({
+      studioId: 'alpha', kind: 'export', title: 'stubborn',
+      steps: [script('encode', leaderWithStubbornChild(exitCode), partial)],
+      onLine: (line) => {
+        const m = /^pids (\d+) (\d+)$/.exec(line);
+        if (m) pids = [Number(m[1]), Number(m[2])];
+        if (line === 'ready') ready(pids);
+      },
+      cleanup: () => rmSync(partial, { force: true }),
+    });
+    return { run, started };
+  };
+
+  const killAll = (pids: number[]) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  };
+
+  test('cancel waits for the whole group, not only the leader, before cleanup and the end', async () => {
+    const partial = join(dataDir, 'stubborn-cancel.out');
+    const { run, started } = runStubborn(partial, null);
+    const pids = await started;
+    try {
+      assert.ok(pids.every(alive));
+      const done = await run.cancel();
+      assert.equal(done.state, 'cancelled');
+      assert.deepEqual(groupMembers(pids[0]!), [], 'no process of the group is alive');
+      assert.deepEqual(pids.filter(alive), []);
+      assert.equal(existsSync(partial), false, 'cleanup ran after the group was gone');
+    } finally {
+      killAll(pids);
+    }
+  });
+
+  test('a failed step ends only once the processes its leader left behind are gone', async () => {
+    const partial = join(dataDir, 'stubborn-fail.out');
+    const { run, started } = runStubborn(partial, 3);
+    const pids = await started;
+    try {
+      const done = await run.done;
+      assert.equal(done.state, 'failed');
+      assert.equal(done.last_error, 'Step "encode" exited with code 3.');
+      assert.deepEqual(groupMembers(pids[0]!), [], 'no process of the group is alive');
+      assert.deepEqual(pids.filter(alive), []);
+      assert.equal(existsSync(partial), false, 'cleanup ran after the group was gone');
+    } finally {
+      killAll(pids);
+    }
   });
 
   test("runner jobs show to their own studio only, and cannot be changed through /jobs", async () => {

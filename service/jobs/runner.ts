@@ -30,13 +30,17 @@ export interface StepSink {
   lines(texts: string[], step: string): void;
 }
 
+/** SIGTERM-to-SIGKILL grace for processes a step's leader left behind when it exited by itself. */
+const LEFTOVER_GRACE_MS = 1000;
+
 export type StepsOutcome = { outcome: 'succeeded' } | { outcome: 'failed'; error: string } | { outcome: 'cancelled' };
 
 /** Cancels the steps in progress; shared between the runner and whoever cancels. */
 export class StepControl {
   cancelled = false;
   private pgid: number | null = null;
-  private ending: Promise<void> | null = null;
+  /** The cancel's end of the group; kept when the step detaches, so the runner can wait for it. */
+  private ending: Promise<void> = Promise.resolve();
 
   constructor(private readonly graceMs: number) {}
 
@@ -46,22 +50,30 @@ export class StepControl {
 
   /** Ends the running step's whole process group; resolves when none of it is alive. */
   cancel(graceMs = this.graceMs): Promise<void> {
+    if (this.cancelled) return this.ending;
     this.cancelled = true;
-    if (this.pgid === null) return Promise.resolve();
-    this.ending ??= endGroup(this.pgid, graceMs);
+    if (this.pgid !== null) this.ending = endGroup(this.pgid, graceMs);
+    return this.ending;
+  }
+
+  /** Resolves when no process of the group a cancel ended is alive (at once when nothing was cancelled). */
+  get stopped(): Promise<void> {
     return this.ending;
   }
 }
 
 export async function runSteps(steps: readonly RunStep[], sink: StepSink, control: StepControl): Promise<StepsOutcome> {
   for (const [index, step] of steps.entries()) {
-    if (control.cancelled) return { outcome: 'cancelled' };
+    if (control.cancelled) break;
     sink.step(step.name, index);
     const result = await runOne(step, sink, control);
-    if (control.cancelled) return { outcome: 'cancelled' };
+    if (control.cancelled) break;
     if (result !== null) return { outcome: 'failed', error: result };
   }
-  return { outcome: 'succeeded' };
+  if (!control.cancelled) return { outcome: 'succeeded' };
+  // The leader may be gone while processes of its group still run (and write).
+  await control.stopped;
+  return { outcome: 'cancelled' };
 }
 
 /** Runs one step; resolves with null on exit 0, else the error text naming the step. */
@@ -100,14 +112,17 @@ function runOne(step: RunStep, sink: StepSink, control: StepControl): Promise<st
     child.once('error', (err) => {
       if (pid === null) settle(`Step "${step.name}" could not start ${JSON.stringify(program)}: ${err.message}`);
     });
+    // Whatever the leader left running in its group ends with it; the step
+    // is over only once none of the group is alive ('exit' comes before 'close').
+    let leftovers: Promise<void> = Promise.resolve();
     child.once('exit', () => {
-      // Whatever the leader left running in its group ends with it.
-      if (pid !== null && !control.cancelled) void endGroup(pid, 1000);
+      if (pid !== null && !control.cancelled) leftovers = endGroup(pid, LEFTOVER_GRACE_MS);
     });
     child.once('close', (code, signal) => {
-      if (code === 0) settle(null);
-      else if (signal) settle(`Step "${step.name}" was ended by ${signal}.`);
-      else settle(`Step "${step.name}" exited with code ${code}.`);
+      let outcome: string | null = null;
+      if (signal) outcome = `Step "${step.name}" was ended by ${signal}.`;
+      else if (code !== 0) outcome = `Step "${step.name}" exited with code ${code}.`;
+      void leftovers.then(() => settle(outcome));
     });
   });
 }

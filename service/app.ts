@@ -206,8 +206,9 @@ function front(port: () => number, accessLog: boolean) {
       ctx.status = apiError.status;
       ctx.type = 'application/json';
       ctx.body = apiError.toBody();
-      // The rest of a refused body is not read: close rather than drain it.
-      if (apiError.status === 413) ctx.set('Connection', 'close');
+      // A refusal before the whole body was read (413, 507, 401 ...): close rather than
+      // drain what is left of it, which may be gigabytes.
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
     } finally {
       if (accessLog) {
         const ms = (performance.now() - started).toFixed(1);

@@ -420,6 +420,31 @@ describe('adopt', () => {
     assertError(await adopt(T('alpha'), { path: file, kind: 'other' }), 422, 'outside_roots');
   });
 
+  test('a file written to while it is adopted: 409 conflict, nothing adopted', async () => {
+    const file = join(dirs('alpha').data, 'growing.bin');
+    writeFileSync(file, Buffer.alloc(256 * 1024 * 1024, 7));
+    const before = readdirSync(join(svc.dataDir, 'blobs')).length;
+    // Keep appending for as long as the request runs, so every moment of it sees a write.
+    let writing = true;
+    const writer = (async () => {
+      const { appendFile } = await import('node:fs/promises');
+      while (writing) {
+        await appendFile(file, 'x');
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    })();
+    try {
+      assertError(await adopt(T('alpha'), { path: file, kind: 'other' }), 409, 'conflict');
+    } finally {
+      writing = false;
+      await writer;
+    }
+    assert.equal(readdirSync(join(svc.dataDir, 'blobs')).length, before);
+    assert.deepEqual(tmpEntries(), []);
+    assert.ok(statSync(file).mode & 0o200, 'the file is still writable by its owner');
+    rmSync(file);
+  });
+
   test('kind=image of bytes that are no image: 400 and the file stays', async () => {
     const file = join(dirs('alpha').stage, 'fake.jpg');
     writeFileSync(file, 'nope');
@@ -429,25 +454,37 @@ describe('adopt', () => {
   });
 
   test('a blob link across volumes: 422 cross_device, the file left in place', async (t) => {
-    if (statSync('/dev/shm').dev === statSync(svc.dataDir).dev) return t.skip('/dev/shm is on the data dir\'s volume');
-    // The studio's stage folder moved to another volume (a tmpfs), behind a symlink the user made.
-    svc.cli(['studio', 'add', 'xdev']);
-    const token = svc.token('xdev', ['assets']);
+    if (statSync('/dev/shm').dev === statSync(tempDir()).dev) return t.skip('/dev/shm is on the temp dir\'s volume');
+    // The blob store on another volume (a tmpfs) than the studio's stage folder.
+    const dataDir = tempDir();
     const elsewhere = join('/dev/shm', `backlot-xdev-${process.pid}`);
     mkdirSync(elsewhere, { recursive: true });
+    symlinkSync(elsewhere, join(dataDir, 'blobs'));
+    const s = await startService({ dataDir });
     try {
-      rmSync(dirs('xdev').stage, { recursive: true });
-      symlinkSync(elsewhere, dirs('xdev').stage);
-      const file = join(elsewhere, 'big.bin');
+      const token = s.studio('xdev', ['assets']);
+      const file = join(dataDir, 'studios', 'xdev', 'stage', 'big.bin');
       writeFileSync(file, randomBytes(1000));
-      assertError(await adopt(token, { path: file, kind: 'other' }), 422, 'cross_device');
-      assertError(await adopt(token, { path: join(dirs('xdev').stage, 'big.bin'), kind: 'other' }), 422, 'cross_device');
+      assertError(await client(s.port, token).post('/assets:adopt', { path: file, kind: 'other' }), 422, 'cross_device');
       assert.equal(existsSync(file), true);
       assert.equal(statSync(file).mode & 0o777, 0o644);
-      assert.deepEqual(tmpEntries(), []);
+      assert.deepEqual(readdirSync(join(elsewhere, '.tmp')), []);
     } finally {
+      await s.stop();
       rmSync(elsewhere, { recursive: true, force: true });
     }
+  });
+
+  test('a stage folder that is itself a symlink: 422 outside_roots', async () => {
+    svc.cli(['studio', 'add', 'linked']);
+    const token = svc.token('linked', ['assets']);
+    const moved = tempDir();
+    writeFileSync(join(moved, 'm.bin'), randomBytes(100));
+    rmSync(dirs('linked').stage, { recursive: true });
+    symlinkSync(moved, dirs('linked').stage);
+    assertError(await adopt(token, { path: join(dirs('linked').stage, 'm.bin'), kind: 'other' }), 422, 'outside_roots');
+    assertError(await adopt(token, { path: join(moved, 'm.bin'), kind: 'other' }), 422, 'outside_roots');
+    assert.equal(existsSync(join(moved, 'm.bin')), true);
   });
 
   describe('attacks and bad input', () => {
@@ -574,6 +611,31 @@ describe('limits', () => {
     assert.ok(r.json.details.free > 0 && r.json.details.free < 2 ** 52);
     assert.deepEqual(tmpOf(full), []);
     assert.deepEqual(blobsOf(full), []);
+  });
+
+  test('a refusal before the body is read closes the connection instead of draining the body', async () => {
+    // 1 GiB announced, 64 KiB sent: the 507 comes at once, with Connection: close.
+    const answer = await new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: full.port,
+          method: 'POST',
+          path: '/api/v1/assets?kind=other',
+          headers: { Authorization: `Bearer ${T('full')}`, 'Content-Length': String(2 ** 30) },
+        },
+        (res) => {
+          resolve({ status: res.statusCode!, connection: res.headers.connection });
+          res.resume();
+          req.destroy();
+        },
+      );
+      req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)));
+      req.write(randomBytes(64 * 1024));
+    });
+    assert.equal(answer.status, 507);
+    assert.equal(answer.connection, 'close');
+    assert.deepEqual(tmpOf(full), []);
   });
 
   test('not enough disk with headroom (chunked): 507 before anything is written', async () => {

@@ -1,21 +1,20 @@
-import { constants, lstatSync, realpathSync, type Stats } from 'node:fs';
+import { constants, lstatSync, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { isAbsolute, posix, sep } from 'node:path';
+import { isAbsolute, sep } from 'node:path';
 import { ApiError } from '../core/errors';
 
 /**
  * Which file an adopt request may take (interface.md §Assets rule 6,
- * decisions §11). The path must be absolute and, once `.` and `..` are
- * resolved as text, lie strictly inside the caller's stage or data folder.
- * Every component below that folder is checked with lstat: a symlink anywhere
- * is 422 `outside_roots`. The file is then opened with O_NOFOLLOW and its
- * dev/ino compared with what lstat saw, so a component swapped for a symlink
- * between the check and the open is caught; the caller compares again after
- * linking (see adopt.ts).
- *
- * The folders themselves belong to the service (DIR/studios/ID/...) and may
- * sit behind a symlink the user made (a stage folder moved to another disk):
- * a path is accepted under either the folder as configured or its real path.
+ * decisions §11). The path must be absolute and lie strictly inside the
+ * caller's stage or data folder, and no component from that folder down may
+ * be a symlink, the folder itself included: each is checked with lstat in the
+ * order written, `..` steps back over a component already checked (and out of
+ * the folder is 422 `outside_roots`), so `dir-link/../x` is refused like any
+ * other path through a symlink. The file is then opened with O_NOFOLLOW and
+ * its dev/ino compared with what lstat saw, so a component swapped for a
+ * symlink between the check and the open is caught; the caller compares again
+ * after linking (see adopt.ts). Where the data dir itself lives (above the
+ * studio's folders) is the user's choice and is not checked.
  */
 
 export type RootKind = 'stage' | 'data';
@@ -36,13 +35,13 @@ export interface CheckedPath {
 export function checkAdoptPath(raw: string, roots: readonly AdoptRoot[]): CheckedPath {
   if (raw.includes('\0')) throw ApiError.badRequest('The path contains a NUL character.');
   if (!isAbsolute(raw) || sep !== '/') throw ApiError.badRequest('The path must be absolute.');
-  const path = posix.normalize(raw).replace(/\/+$/, '') || '/';
+  const segments = segmentsOf(raw);
   for (const root of roots) {
-    for (const dir of rootForms(root.dir)) {
-      if (!path.startsWith(dir + '/')) continue;
-      const stat = walk(dir, path.slice(dir.length + 1).split('/'));
-      return { path, root: root.kind, stat };
-    }
+    const rootSegments = segmentsOf(root.dir);
+    if (segments.length <= rootSegments.length || rootSegments.some((s, i) => segments[i] !== s)) continue;
+    const below = walk(root.dir, segments.slice(rootSegments.length));
+    if (raw.endsWith('/')) throw ApiError.notAFile('The path names a folder, not a regular file.');
+    return { ...below, root: root.kind };
   }
   throw ApiError.outsideRoots('The path is not inside the studio\'s stage or data folder.');
 }
@@ -67,33 +66,40 @@ export function sameFile(a: Pick<Stats, 'dev' | 'ino'>, b: Pick<Stats, 'dev' | '
   return a.dev === b.dev && a.ino === b.ino;
 }
 
-function walk(root: string, parts: string[]): Stats {
-  let current = root;
-  let stat: Stats | undefined;
-  for (let i = 0; i < parts.length; i++) {
-    current = `${current}/${parts[i]}`;
-    try {
-      stat = lstatSync(current);
-    } catch (err) {
-      throw fileError(err);
-    }
-    if (stat.isSymbolicLink()) throw ApiError.outsideRoots('The path goes through a symlink; adopt takes real paths only.');
-    const last = i === parts.length - 1;
-    if (!last && !stat.isDirectory()) throw ApiError.notFound('The file');
-    if (last && !stat.isFile()) throw ApiError.notAFile('The path does not name a regular file.');
-  }
-  return stat!;
+function segmentsOf(path: string): string[] {
+  return path.split('/').filter((part) => part !== '' && part !== '.');
 }
 
-function rootForms(dir: string): string[] {
-  const forms = [posix.normalize(dir).replace(/\/+$/, '')];
-  try {
-    const real = realpathSync(dir);
-    if (real !== forms[0]) forms.push(real);
-  } catch {
-    // A folder that does not exist yet: nothing inside it can be adopted anyway.
+/** lstat of the folder and each component below it, in order; `..` steps back over a checked one. */
+function walk(root: string, parts: string[]): { path: string; stat: Stats } {
+  const throughLink = () => ApiError.outsideRoots('The path goes through a symlink; adopt takes real paths only.');
+  const rootStat = lstatOrThrow(root);
+  if (rootStat.isSymbolicLink()) throw throughLink();
+  const stack: { path: string; stat: Stats }[] = [];
+  for (const part of parts) {
+    const parent = stack[stack.length - 1];
+    if (parent && !parent.stat.isDirectory()) throw ApiError.notFound('The file');
+    if (part === '..') {
+      if (stack.pop() === undefined) throw ApiError.outsideRoots('The path steps out of the studio\'s folder.');
+      continue;
+    }
+    const path = `${parent?.path ?? root}/${part}`;
+    const stat = lstatOrThrow(path);
+    if (stat.isSymbolicLink()) throw throughLink();
+    stack.push({ path, stat });
   }
-  return forms;
+  const last = stack[stack.length - 1];
+  if (!last) throw ApiError.outsideRoots('The path names the studio\'s folder itself, not a file inside it.');
+  if (!last.stat.isFile()) throw ApiError.notAFile('The path does not name a regular file.');
+  return last;
+}
+
+function lstatOrThrow(path: string): Stats {
+  try {
+    return lstatSync(path);
+  } catch (err) {
+    throw fileError(err);
+  }
 }
 
 function fileError(err: unknown): ApiError {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { linkSync, lstatSync, unlinkSync } from 'node:fs';
+import { fstatSync, linkSync, lstatSync, unlinkSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { ApiError } from '../core/errors';
@@ -52,14 +52,12 @@ export async function adoptFile(
       throw err;
     }
     try {
-      if (!sameFile(lstatSync(tmp), stat)) throw replaced();
+      // The link changed the inode's ctime: this is the baseline a later write would move.
+      const linked = lstatSync(tmp);
+      if (!sameFile(linked, stat)) throw replaced();
       const hashStart = performance.now();
       const sha256 = await hashHandle(handle);
       hashMs = performance.now() - hashStart;
-      const after = await handle.stat();
-      if (after.size !== stat.size || after.mtimeMs !== stat.mtimeMs) {
-        throw ApiError.conflict('The file changed while it was being adopted; nothing was adopted.');
-      }
       const request = {
         kind: body.kind,
         contentType: null,
@@ -70,6 +68,12 @@ export async function adoptFile(
       const probed = await probe(tmp, request);
       // The studio's bytes become the blob: make them durable before the row names them.
       await handle.sync();
+      // Unchanged since it was hashed, checked in the same turn as the commit that makes it 0444
+      // (probe and sync above yield, and a write meanwhile would leave a blob unlike its address).
+      const now = fstatSync(handle.fd);
+      if (now.size !== linked.size || now.mtimeMs !== linked.mtimeMs || now.ctimeMs !== linked.ctimeMs) {
+        throw ApiError.conflict('The file changed while it was being adopted; nothing was adopted.');
+      }
       result = deps.ingest.commit(studioId, { tmp, sha256, size: stat.size }, request, probed);
     } catch (err) {
       deps.blobs.remove(tmp);

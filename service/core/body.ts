@@ -40,7 +40,7 @@ function readText(req: IncomingMessage, limit: number): Promise<string> {
       size += chunk.length;
       if (size > limit) {
         cleanup();
-        req.resume(); // drain the rest so the answer can be sent on this connection
+        req.resume(); // discard what follows, so the client is not stuck writing before it reads the 413; the app then closes the connection
         reject(ApiError.tooLarge(limit));
         return;
       }

@@ -51,6 +51,11 @@ describe('checkAdoptPath', () => {
     { name: 'a FIFO', path: join(stage, 'fifo'), expect: err(422, 'not_a_file') },
     { name: 'a missing file', path: join(stage, 'nope.txt'), expect: err(404, 'not_found') },
     { name: 'a file used as a folder', path: join(stage, 'a.txt', 'x'), expect: err(404, 'not_found') },
+    { name: '.. after a symlinked folder', path: `${stage}/link-dir/../a.txt`, expect: err(422, 'outside_roots') },
+    { name: '.. after a missing folder', path: `${stage}/missing/../a.txt`, expect: err(404, 'not_found') },
+    { name: '.. after a file', path: `${stage}/a.txt/../a.txt`, expect: err(404, 'not_found') },
+    { name: 'a file written as a folder (trailing slash)', path: `${stage}/a.txt/`, expect: err(422, 'not_a_file') },
+    { name: 'out and back into the stage', path: `${stage}/../stage/a.txt`, expect: err(422, 'outside_roots') },
   ];
   for (const row of rows) {
     test(row.name, () => {
@@ -59,15 +64,15 @@ describe('checkAdoptPath', () => {
     });
   }
 
-  test('a stage folder behind a symlink is taken under either name; below it no symlink is', () => {
+  test('a stage folder that is itself a symlink is refused under either name', () => {
     const moved = join(base, 'moved-stage');
     mkdirSync(moved);
     writeFileSync(join(moved, 'm.txt'), 'm');
     const linkedStage = join(base, 'studio-b-stage');
     symlinkSync(moved, linkedStage);
     const r: AdoptRoot[] = [{ kind: 'stage', dir: linkedStage }];
-    assert.equal(checkAdoptPath(join(linkedStage, 'm.txt'), r).root, 'stage');
-    assert.equal(checkAdoptPath(join(moved, 'm.txt'), r).root, 'stage');
+    assert.throws(() => checkAdoptPath(join(linkedStage, 'm.txt'), r), err(422, 'outside_roots'));
+    assert.throws(() => checkAdoptPath(join(moved, 'm.txt'), r), err(422, 'outside_roots'));
   });
 });
 

@@ -1,10 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
-  chmod, close, closeSync, constants, createWriteStream, fsync, fsyncSync, linkSync, open, openSync, readdirSync, renameSync,
-  statfsSync, unlinkSync,
+  chmodSync, closeSync, constants, createWriteStream, fsyncSync, linkSync, openSync, readdirSync, renameSync, statfsSync,
+  unlinkSync,
 } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { ApiError } from '../core/errors';
 import { ensureDir } from '../core/files';
@@ -40,10 +39,6 @@ export interface ReceiveOptions {
 /** How often the free space is checked while a body of unknown length streams in. */
 const CHECK_EVERY = 64 * 1024 * 1024;
 const WRITE_CHUNK = 1024 * 1024;
-const openAsync = promisify(open);
-const fsyncAsync = promisify(fsync);
-const chmodAsync = promisify(chmod);
-const closeAsync = promisify(close);
 
 export function createBlobStore(dataDir: string) {
   const blobsDir = join(dataDir, 'blobs');
@@ -90,10 +85,10 @@ export function createBlobStore(dataDir: string) {
       const tmp = store.tempPath();
       const hash = createHash('sha256');
       let size = 0;
-      // The stream owns its fd (opens, closes, also when destroyed); fsync and
-      // chmod go through the path afterwards. A stream over an fd also closed
-      // elsewhere would close it twice (bench/README.md, assets).
-      const out = createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: WRITE_CHUNK });
+      // The stream owns its fd (opens, fsyncs before closing, closes, also when
+      // destroyed); a stream over an fd also closed elsewhere would close it
+      // twice (bench/README.md, assets). Created read-only; install() makes sure.
+      const out = createWriteStream(tmp, { flags: 'wx', mode: 0o444, flush: true, highWaterMark: WRITE_CHUNK });
       try {
         await new Promise<void>((resolve, reject) => {
           let nextCheck = CHECK_EVERY;
@@ -130,13 +125,6 @@ export function createBlobStore(dataDir: string) {
             if (!body.readableEnded) cutShort();
           });
         });
-        const fd = await openAsync(tmp, 'r+');
-        try {
-          await fsyncAsync(fd);
-        } finally {
-          await closeAsync(fd);
-        }
-        await chmodAsync(tmp, 0o444);
       } catch (err) {
         removeQuietly(tmp);
         throw err;
@@ -151,6 +139,7 @@ export function createBlobStore(dataDir: string) {
      */
     install(tmp: string, sha256: string, ext: string): string {
       const path = store.blobPath(sha256, ext);
+      chmodSync(tmp, 0o444); // an adopted file's every link becomes read-only too
       renameSync(tmp, path);
       syncDir(blobsDir);
       return path;

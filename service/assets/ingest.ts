@@ -1,4 +1,4 @@
-import { chmodSync, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import sharp from 'sharp';
 import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
@@ -89,7 +89,6 @@ export function createIngest(store: AssetsStore, blobs: BlobStore) {
       const existing = store.bySha(got.sha256);
       if (existing && existing.reclaimed_at === null) return reuse(existing);
 
-      chmodSync(got.tmp, 0o444);
       if (existing) {
         // Reclaimed bytes uploaded again: the same asset lives again.
         const blob = blobs.install(got.tmp, got.sha256, existing.ext);
@@ -112,7 +111,6 @@ export function createIngest(store: AssetsStore, blobs: BlobStore) {
         const blob = blobs.blobPath(row.sha256, row.ext);
         if (!existsSync(blob)) {
           // The file was removed behind the service's back: these bytes restore it.
-          chmodSync(got.tmp, 0o444);
           blobs.install(got.tmp, row.sha256, row.ext);
         } else {
           blobs.remove(got.tmp);

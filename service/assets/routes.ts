@@ -60,8 +60,9 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
         try {
           const { view, created } = ingest.commit(principal.studioId, got, request, await probe(got.tmp, request));
           return { status: created ? 201 : 200, body: assetJson(view) };
-        } finally {
-          blobs.remove(got.tmp); // gone already unless probing failed
+        } catch (err) {
+          blobs.remove(got.tmp);
+          throw err;
         }
       },
     }),

@@ -81,9 +81,6 @@ export function createAssetsStore(db: Db) {
     grant: db.prepare(
       'INSERT OR IGNORE INTO asset_access (asset_id, studio_id, filename, library_path, granted_at) VALUES (?, ?, ?, NULL, ?)',
     ),
-    access: db.prepare<[string, string], { filename: string; library_path: string | null }>(
-      'SELECT filename, library_path FROM asset_access WHERE asset_id = ? AND studio_id = ?',
-    ),
     setLibraryPath: db.prepare('UPDATE asset_access SET library_path = ? WHERE asset_id = ? AND studio_id = ?'),
     noteReferenced: db.prepare(
       'UPDATE assets SET referenced_at = ? WHERE referenced_at IS NULL AND id IN (SELECT value FROM json_each(?))',
@@ -150,10 +147,6 @@ export function createAssetsStore(db: Db) {
     /** Grants read access (idempotent); true when the studio had none. */
     grant(id: string, studioId: string, filename: string, at: string): boolean {
       return stmts.grant.run(id, studioId, filename, at).changes === 1;
-    },
-
-    access(id: string, studioId: string): { filename: string; library_path: string | null } | null {
-      return stmts.access.get(id, studioId) ?? null;
     },
 
     setLibraryPath(id: string, studioId: string, path: string | null): void {

@@ -16,7 +16,7 @@ import { THUMB_WIDTH } from './schema';
  *   free for the rest of the API.
  */
 
-export const MAX_JOBS = 2;
+const MAX_JOBS = 2;
 
 export function createThumbnailer(blobs: BlobStore) {
   sharp.cache(false); // cached operations would keep reclaimed blobs open
@@ -24,7 +24,6 @@ export function createThumbnailer(blobs: BlobStore) {
   const inflight = new Map<string, Promise<void>>();
   const waiting: (() => void)[] = [];
   let running = 0;
-  let generated = 0;
 
   async function inSlot<T>(job: () => Promise<T>): Promise<T> {
     if (running >= MAX_JOBS) await new Promise<void>((resolve) => waiting.push(resolve));
@@ -46,7 +45,6 @@ export function createThumbnailer(blobs: BlobStore) {
       throw ApiError.unsupported(`No thumbnail can be made of this image: ${(err as Error).message}`);
     }
     renameSync(tmp, target);
-    generated++;
     console.error(`assets: thumbnail made ${target}`);
   }
 
@@ -62,10 +60,6 @@ export function createThumbnailer(blobs: BlobStore) {
       }
       await job;
       return target;
-    },
-    /** Thumbnails made since start (for the log and tests). */
-    get generated(): number {
-      return generated;
     },
   };
 }

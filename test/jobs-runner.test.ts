@@ -319,6 +319,30 @@ describe('streams hold nothing after the client goes', () => {
     assert.ok(ns.every((n, i) => n === i + 1));
     assert.equal(s.events.at(-1)!.event, 'end');
   });
+
+  test('an /events client that stops reading is disconnected once it is highWater behind', async () => {
+    const s = await openSse(port, '/events', tokens.alpha);
+    try {
+      await s.waitForComment(() => true);
+      assert.equal(service.jobs.hub.stats().channelListeners, 1);
+      s.res.pause();
+      // One event per turn of the event loop, so the stream only falls behind
+      // once the socket buffers are full; far more than those hold in all.
+      const data = { id: 'x', filler: 'z'.repeat(8 * 1024) };
+      let sent = 0;
+      while (sent < 8000 && service.jobs.hub.stats().channelListeners > 0) {
+        service.jobs.publish('alpha', 'job', data);
+        sent++;
+        await new Promise((r) => setImmediate(r));
+      }
+      assert.equal(service.jobs.hub.stats().channelListeners, 0, 'the slow client was dropped');
+      s.res.resume();
+      await s.closed;
+      assert.deepEqual(service.jobs.hub.stats(), { logListeners: 0, channelListeners: 0, streams: 0, maxBuffered: 0 });
+    } finally {
+      s.close();
+    }
+  });
 });
 
 describe('shutdown and restart', () => {

@@ -165,6 +165,7 @@ export interface ChannelStreamOptions extends StreamTuning {
 export function openChannelStream(o: ChannelStreamOptions): PassThrough {
   const out = new PassThrough();
   let closed = false;
+  /** Service shutdown: what is buffered is still sent. */
   const close = () => {
     if (closed) return;
     closed = true;
@@ -173,7 +174,12 @@ export function openChannelStream(o: ChannelStreamOptions): PassThrough {
   const unsubscribe = o.hub.onChannel(o.studioId, (e) => {
     if (closed) return;
     out.write(e.frame);
-    if (out.writableLength > o.highWater) close();
+    // Not end(): that would wait behind the data the client does not read.
+    // Destroying the body makes Koa close the connection.
+    if (out.writableLength > o.highWater) {
+      closed = true;
+      out.destroy();
+    }
   });
   const untrack = o.hub.track(close, () => out.writableLength + out.readableLength);
   const heartbeat = setInterval(() => {

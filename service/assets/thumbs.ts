@@ -1,4 +1,5 @@
 import { existsSync, renameSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import sharp from 'sharp';
 import { ApiError } from '../core/errors';
 import { removeQuietly, type BlobStore } from './blobs';
@@ -43,6 +44,16 @@ export function createThumbnailer(blobs: BlobStore) {
     } catch (err) {
       removeQuietly(tmp);
       throw ApiError.unsupported(`No thumbnail can be made of this image: ${(err as Error).message}`);
+    }
+    // Durable before it gets its name: after a power loss an empty cached file would be served for ever.
+    const handle = await open(tmp, 'r');
+    try {
+      await handle.sync();
+    } catch (err) {
+      removeQuietly(tmp);
+      throw err;
+    } finally {
+      await handle.close();
     }
     renameSync(tmp, target);
     console.error(`assets: thumbnail made ${target}`);

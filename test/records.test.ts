@@ -136,6 +136,9 @@ describe('writes', () => {
     assert.equal((await alpha().patch(`/records/writes/${made.json.id}`, { etag: null, id: null })).status, 200);
     assertError(await alpha().patch(`/records/writes/${made.json.id}`, { created_at: 'x' }), 400, 'invalid_document');
     assertError(await alpha().patch(`/records/writes/${made.json.id}`, [1]), 400, 'invalid_document');
+    // 400 comes before 409: a reserved key with a stale If-Match is invalid_document (decisions §2).
+    const stale = await alpha().patch(`/records/writes/${made.json.id}`, { etag: 'x' }, { 'If-Match': '"stale"' });
+    assertError(stale, 400, 'invalid_document', { reserved: ['etag'] });
   });
 
   test('a PATCH whose result outgrows the body limit is 413 and changes nothing', async () => {

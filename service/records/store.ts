@@ -95,16 +95,21 @@ export function createRecordsStore(db: Db, studios: StudiosStore, options: { max
   /** A record document: a JSON object without reserved keys, no larger than the body limit. */
   function checkDocument(value: unknown, what: string): string {
     const doc = requireDocument(value, what);
-    const reserved = RESERVED_KEYS.filter((k) => Object.prototype.hasOwnProperty.call(doc, k));
+    refuseReserved(doc, what, () => true);
+    const { text, size } = documentText(doc);
+    const limit = options.maxDocBytes();
+    if (size > limit) throw ApiError.tooLarge(limit, `${what} (${size} bytes as compact JSON)`);
+    return text;
+  }
+
+  /** 400 `invalid_document` when `doc` has a reserved key (`counts` filters by value). */
+  function refuseReserved(doc: Record<string, unknown>, what: string, counts: (value: unknown) => boolean): void {
+    const reserved = RESERVED_KEYS.filter((k) => Object.hasOwn(doc, k) && counts(doc[k]));
     if (reserved.length > 0) {
       throw ApiError.invalidDocument(`${what} has the reserved key(s) ${reserved.join(', ')}; the service sets them.`, {
         reserved,
       });
     }
-    const { text, size } = documentText(doc);
-    const limit = options.maxDocBytes();
-    if (size > limit) throw ApiError.tooLarge(limit, `${what} (${size} bytes as compact JSON)`);
-    return text;
   }
 
   function write(studioId: string, collection: string, current: RecordRow, text: string): RecordRow {
@@ -189,6 +194,8 @@ export function createRecordsStore(db: Db, studios: StudiosStore, options: { max
 
     patch(studioId: string, collection: string, id: string, patch: unknown, ifMatch: IfMatch): RecordRow {
       const patchDoc = requireDocument(patch, 'The merge patch');
+      // A non-null reserved member always survives the merge: 400 before the record's 409 (decisions §2).
+      refuseReserved(patchDoc, 'The patched record', (value) => value !== null);
       return db
         .transaction(() => {
           const current = live(studioId, collection, id);

@@ -11,7 +11,7 @@ import { formatEvent } from './sse';
 import { isFinished, type JobKind } from './states';
 import { openChannelStream, openLogStream, type StreamTuning } from './streams';
 import { applyTaskUpdate, newTaskRow, requestTaskCancel, requireTask, requireUnfinished } from './task';
-import { createJobsStore, jobJson, type JobRow, type JobScope } from './store';
+import { createJobsStore, jobJson, type JobRow } from './store';
 
 /**
  * The jobs domain: the store, the log files, the hub and the runner, and the
@@ -110,6 +110,8 @@ export function createJobsDomain(o: JobsOptions) {
     const control = new StepControl(killGraceMs);
     let truncated = false;
     let current = 0;
+    let lastNum = NaN;
+    let lastDen = NaN;
     const sink = {
       step(name: string, index: number) {
         current = index;
@@ -126,12 +128,18 @@ export function createJobsDomain(o: JobsOptions) {
         }
         for (const text of texts) {
           const p = spec.onLine?.(text, spec.steps[current]!, current);
-          if (p) setProgress(job.id, p.num, p.den);
+          // Most lines repeat the last progress (or have none): no transaction for those.
+          if (!p || (p.num === lastNum && p.den === lastDen)) continue;
+          lastNum = p.num;
+          lastDen = p.den;
+          setProgress(job.id, p.num, p.den);
         }
       },
     };
-    const finish = (patch: Partial<JobRow>): JobRow =>
-      announce(store.change(job.id, (row) => ({ ...row, ...patch, updated_at: nowIso(), finished_at: nowIso() })));
+    const finish = (patch: Partial<JobRow>): JobRow => {
+      const now = nowIso();
+      return announce(store.change(job.id, (row) => ({ ...row, ...patch, updated_at: now, finished_at: now })));
+    };
     const done = (async (): Promise<JobRow> => {
       let result: StepsOutcome;
       try {
@@ -188,7 +196,8 @@ export function createJobsDomain(o: JobsOptions) {
       return announce(store.change(id, (r) => ({ ...r, state: 'cancelled', cancel_requested_at: now, updated_at: now, finished_at: now })));
     }
     if (!live.control.cancelled) {
-      announce(store.change(id, (row) => ({ ...row, cancel_requested_at: nowIso(), updated_at: nowIso() })));
+      const now = nowIso();
+      announce(store.change(id, (row) => ({ ...row, cancel_requested_at: now, updated_at: now })));
     }
     void live.control.cancel(graceMs);
     return live.done;
@@ -197,25 +206,17 @@ export function createJobsDomain(o: JobsOptions) {
   return {
     store,
     hub,
-    logs,
-    tuning,
-
-    list(scope: JobScope, afterId: string | null, limit: number): JobRow[] {
-      return store.list(scope, afterId, limit);
-    },
 
     createTask(studioId: string, body: Parameters<typeof newTaskRow>[1]): JobRow {
       return announce(store.insert(newTaskRow({ id: newId(), studioId, now: nowIso() }, body)));
     },
 
     patchTask(studioId: string, id: string, patch: TaskUpdate): JobRow {
-      store.visible(studioId, id);
-      return announce(store.change(id, (row) => applyTaskUpdate(row, patch, nowIso())));
+      return announce(store.change(id, (row) => applyTaskUpdate(owned(studioId, row), patch, nowIso())));
     },
 
     cancelTask(studioId: string, id: string): JobRow {
-      store.visible(studioId, id);
-      return announce(store.change(id, (row) => requestTaskCancel(row, nowIso())));
+      return announce(store.change(id, (row) => requestTaskCancel(owned(studioId, row), nowIso())));
     },
 
     /** POST /jobs/{id}/logs: kind (403), finished (409), each line's size (400), the log's size (413). */
@@ -280,6 +281,12 @@ export function createJobsDomain(o: JobsOptions) {
 }
 
 export type JobsDomain = ReturnType<typeof createJobsDomain>;
+
+/** The row when it is the studio's, else 404 (another studio's job is never shown), as `store.visible`. */
+function owned(studioId: string, row: JobRow): JobRow {
+  if (row.studio_id !== studioId) throw ApiError.notFound('The job');
+  return row;
+}
 
 function endFrame(row: JobRow): string {
   return formatEvent({ event: 'end', data: JSON.stringify({ state: row.state, last_error: row.last_error }) });

@@ -22,13 +22,6 @@ export const MAX_LINE_BYTES = 16 * 1024;
 /** A job's log file stops growing here: 413 through the API; the runner drops further output. */
 export const MAX_LOG_BYTES = 64 * 1024 * 1024;
 
-export interface LogLine {
-  n: number;
-  text: string;
-  at: string;
-  step: string | null;
-}
-
 export interface LogStep {
   step: string;
   index: number;

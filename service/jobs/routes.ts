@@ -40,7 +40,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
         const limit = query.limit ?? DEFAULT_LIMIT;
         const binding = `jobs\n${principal.studioId}`;
         const after = query.cursor ? toAfter(cursors.decode(binding, query.cursor)) : null;
-        const rows = jobs.list({ studioId: principal.studioId }, after, limit + 1);
+        const rows = jobs.store.list({ studioId: principal.studioId }, after, limit + 1);
         const page = toPage(rows, limit, cursors, binding, (r) => [r.id], jobJson);
         return { status: 200, rawJson: pageJson(page) };
       },

@@ -128,7 +128,7 @@ function runOne(step: RunStep, sink: StepSink, control: StepControl): Promise<st
 }
 
 /** SIGTERM to the group, SIGKILL after `graceMs`, then waits (bounded) until none of it is alive. */
-export async function endGroup(pgid: number, graceMs: number): Promise<void> {
+async function endGroup(pgid: number, graceMs: number): Promise<void> {
   if (!signalGroup(pgid, 'SIGTERM')) return;
   const deadline = Date.now() + graceMs;
   while (groupAlive(pgid) && Date.now() < deadline) await sleep(25);
@@ -152,7 +152,7 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
  * zombies (exited, waiting for a parent that may never reap them) do not
  * count; elsewhere signal 0 answers.
  */
-export function groupAlive(pgid: number): boolean {
+function groupAlive(pgid: number): boolean {
   if (process.platform !== 'linux') {
     try {
       process.kill(-pgid, 0);

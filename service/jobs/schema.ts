@@ -4,9 +4,9 @@ import { JOB_KINDS, JOB_STATES } from './states';
 
 /** decisions §8: Job, TaskCreate, TaskUpdate, LogAppend. */
 
-export const MAX_TITLE_CHARS = 500;
-export const MAX_LINES_PER_APPEND = 1000;
-export const MAX_ERROR_CHARS = 10_000;
+const MAX_TITLE_CHARS = 500;
+const MAX_LINES_PER_APPEND = 1000;
+const MAX_ERROR_CHARS = 10_000;
 
 const title = z
   .string()

@@ -10,14 +10,14 @@ export type JobState = (typeof JOB_STATES)[number];
 export const JOB_KINDS = ['task', 'install', 'build', 'download', 'update', 'export', 'uninstall'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
-export const FINISHED_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled'];
+const FINISHED_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled'];
 
 export function isFinished(state: JobState): boolean {
   return FINISHED_STATES.includes(state);
 }
 
 /** Every transition a PATCH may make; `null` is "no job yet" (POST /jobs). */
-export const TASK_TRANSITIONS: readonly { from: JobState | null; to: JobState }[] = [
+const TASK_TRANSITIONS: readonly { from: JobState | null; to: JobState }[] = [
   { from: null, to: 'running' },
   { from: null, to: 'queued' },
   { from: 'queued', to: 'running' },

@@ -62,6 +62,14 @@ export function createJobsStore(db: Db) {
     ),
   };
 
+  const change = db.transaction((id: string, decide: (row: JobRow) => JobRow): JobRow => {
+    const row = stmts.get.get(id);
+    if (!row) throw ApiError.notFound('The job');
+    const next = decide(row);
+    if (next !== row) stmts.update.run(next);
+    return next;
+  });
+
   return {
     get(id: string): JobRow | undefined {
       return stmts.get.get(id);
@@ -96,15 +104,7 @@ export function createJobsStore(db: Db) {
      * `decide` returning the row unchanged writes nothing.
      */
     change(id: string, decide: (row: JobRow) => JobRow): JobRow {
-      return db
-        .transaction(() => {
-          const row = stmts.get.get(id);
-          if (!row) throw ApiError.notFound('The job');
-          const next = decide(row);
-          if (next !== row) stmts.update.run(next);
-          return next;
-        })
-        .immediate();
+      return change.immediate(id, decide);
     },
 
     /**
@@ -128,8 +128,6 @@ export function createJobsStore(db: Db) {
     },
   };
 }
-
-export type JobsStore = ReturnType<typeof createJobsStore>;
 
 /** A job as JSON text (decisions §8); `data` is stored as JSON already. */
 export function jobJson(row: JobRow): string {

@@ -18,7 +18,7 @@ export interface StreamTuning {
 }
 
 /** The event frame of a log line or step record read back from the file. */
-export function recordFrame(json: string): { n: number | null; frame: string } {
+function recordFrame(json: string): { n: number | null; frame: string } {
   if (json.startsWith('{"n":')) {
     const n = (JSON.parse(json) as { n: number }).n;
     return { n, frame: formatEvent({ event: 'line', id: n, data: json }) };

@@ -115,6 +115,13 @@ export function createService(options: ServiceOptions): Service {
   bindRoutes(router, routes, { bodyLimit: () => config.bodyLimit, authenticate: authenticateRequest });
 
   const app = new Koa();
+  // Koa reports errors of a reply body that fails after the headers went out. A
+  // client that goes away mid-stream (an event stream closed, a download cut
+  // short) is how streams end, not a fault: only anything else is logged.
+  app.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE') return;
+    console.error('reply failed after it began:', err);
+  });
   app.use(front(() => port, options.accessLog ?? false));
   app.use(async (ctx, next) => {
     if (ctx.path === `${API_PREFIX}/openapi.json` && (ctx.method === 'GET' || ctx.method === 'HEAD')) {

@@ -454,14 +454,8 @@ describe('adopt', () => {
   });
 
   test('a blob link across volumes: 422 cross_device, the file left in place', async (t) => {
-    if (statSync('/dev/shm').dev === statSync(tempDir()).dev) return t.skip('/dev/shm is on the temp dir\'s volume');
     // The blob store on another volume (a tmpfs) than the studio's stage folder.
-    const dataDir = tempDir();
-    const elsewhere = join('/dev/shm', `backlot-xdev-${process.pid}`);
-    mkdirSync(elsewhere, { recursive: true });
-    symlinkSync(elsewhere, join(dataDir, 'blobs'));
-    const s = await startService({ dataDir });
-    try {
+    await withFolderOnTmpfs(t, 'blobs', async (s, dataDir, elsewhere) => {
       const token = s.studio('xdev', ['assets']);
       const file = join(dataDir, 'studios', 'xdev', 'stage', 'big.bin');
       writeFileSync(file, randomBytes(1000));
@@ -469,10 +463,7 @@ describe('adopt', () => {
       assert.equal(existsSync(file), true);
       assert.equal(statSync(file).mode & 0o777, 0o644);
       assert.deepEqual(readdirSync(join(elsewhere, '.tmp')), []);
-    } finally {
-      await s.stop();
-      rmSync(elsewhere, { recursive: true, force: true });
-    }
+    });
   });
 
   test('a stage folder that is itself a symlink: 422 outside_roots', async () => {
@@ -648,13 +639,7 @@ describe('limits', () => {
 
 describe('a library on another volume', () => {
   test('upload and adopt still work, with library_path null and a logged warning', async (t) => {
-    if (statSync('/dev/shm').dev === statSync(tempDir()).dev) return t.skip('/dev/shm is on the same volume');
-    const dataDir = tempDir();
-    const elsewhere = join('/dev/shm', `backlot-library-${process.pid}`);
-    mkdirSync(elsewhere, { recursive: true });
-    symlinkSync(elsewhere, join(dataDir, 'library'));
-    const s = await startService({ dataDir });
-    try {
+    await withFolderOnTmpfs(t, 'library', async (s, dataDir) => {
       const token = s.studio('lib', ['assets']);
       const r = await upload(s.port, token, randomBytes(100), 'kind=other&filename=x.bin');
       assert.equal(r.status, 201, r.body.toString());
@@ -666,10 +651,7 @@ describe('a library on another volume', () => {
       assert.equal(adopted.json.library_path, null);
       assert.equal((await getAsset(s.port, token, `/assets/${adopted.json.id}`)).status, 200);
       assert.match(s.stderr(), /no library file for x\.bin .*another volume/);
-    } finally {
-      await s.stop();
-      rmSync(elsewhere, { recursive: true, force: true });
-    }
+    });
   });
 });
 
@@ -721,3 +703,26 @@ describe('crash safety', () => {
     }
   });
 });
+
+/**
+ * Runs a service whose data-dir folder `name` lives on /dev/shm (a tmpfs, another volume than
+ * the temp dir), placed there by a symlink of the user's; skips where /dev/shm is the same volume.
+ */
+async function withFolderOnTmpfs(
+  t: { skip(message: string): void },
+  name: 'blobs' | 'library',
+  fn: (s: TestService, dataDir: string, elsewhere: string) => Promise<void>,
+): Promise<void> {
+  if (statSync('/dev/shm').dev === statSync(tempDir()).dev) return t.skip('/dev/shm is on the temp dir\'s volume');
+  const dataDir = tempDir();
+  const elsewhere = join('/dev/shm', `backlot-${name}-${process.pid}`);
+  mkdirSync(elsewhere, { recursive: true });
+  symlinkSync(elsewhere, join(dataDir, name));
+  const s = await startService({ dataDir });
+  try {
+    await fn(s, dataDir, elsewhere);
+  } finally {
+    await s.stop();
+    rmSync(elsewhere, { recursive: true, force: true });
+  }
+}

@@ -16,6 +16,7 @@ import { createKvStore, kvRoutes } from './kv';
 import { createRecordsStore, recordRoutes } from './records';
 import { createSessionsStore, sessionRoutes } from './sessions';
 import { assetRoutes, createAssets, type AssetReferenceSource, type AssetsStore } from './assets';
+import { createGalleryStore, galleryRoutes } from './gallery';
 import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
 import { studioDirs } from './data-dir';
 
@@ -83,14 +84,18 @@ export function createService(options: ServiceOptions): Service {
   const jobs = createJobsDomain({ db, dataDir: config.dataDir, ...options.jobs });
 
   const assets = createAssets(db, { ...config, secret: studios.cursorSecret(), studioDirs: (id) => studioDirs(config.dataDir, id) });
+  const sessions = createSessionsStore(db, studios);
+  const gallery = createGalleryStore(db, { assets: assets.store, sessions });
+  for (const source of gallery.referenceSources()) assets.store.addReferenceSource(source);
   for (const source of options.assetReferenceSources ?? []) assets.store.addReferenceSource(source({ db, assets: assets.store }));
 
   // Every domain, one line each.
   const routes: Route[] = [
     ...kvRoutes({ kv: createKvStore(db, studios), cursors }),
     ...recordRoutes({ records: createRecordsStore(db, studios, { maxDocBytes: () => config.bodyLimit }), cursors }),
-    ...sessionRoutes({ sessions: createSessionsStore(db, studios), cursors }),
+    ...sessionRoutes({ sessions, cursors }),
     ...assetRoutes(assets),
+    ...galleryRoutes({ gallery, assets: assets.store, cursors }),
     ...jobRoutes({ jobs, cursors }),
   ];
 

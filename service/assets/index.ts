@@ -3,3 +3,5 @@ export type { AssetsDomain, AssetsOptions } from './domain';
 export { ASSETS_SQL } from './store';
 export type { AssetReferenceSource, AssetsStore, AssetView } from './store';
 export { assetRoutes } from './routes';
+export { ASSET_KINDS } from './schema';
+export type { AssetKind } from './schema';

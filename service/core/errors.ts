@@ -112,6 +112,9 @@ export class ApiError extends Error {
   static crossDevice(message: string): ApiError {
     return new ApiError(422, 'cross_device', message);
   }
+  static unknownSession(sessionId: string): ApiError {
+    return new ApiError(422, 'unknown_session', `"${sessionId}" is not one of your live sessions.`, { session_id: sessionId });
+  }
   static previewChanged(preview: Details): ApiError {
     return new ApiError(409, 'preview_changed', 'The set of reclaimable assets changed since that preview; check the new one.', preview);
   }

@@ -14,3 +14,26 @@ export function newId(): string {
 export function isUlid(text: string): boolean {
   return /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/.test(text);
 }
+
+const BASE32 = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * A new id greater than `last`: newId() when it is (the usual case), else the
+ * ULID right after `last` (same instant, random part plus one). For tables
+ * whose row order must follow id order even if the clock stepped back between
+ * two runs of the service.
+ */
+export function newIdAfter(last: string | null): string {
+  const id = newId();
+  if (last === null || id > last) return id;
+  const digits = last.split('');
+  for (let i = digits.length - 1; i >= 10; i--) {
+    const d = BASE32.indexOf(digits[i]!);
+    if (d < 31) {
+      digits[i] = BASE32[d + 1]!;
+      return digits.join('');
+    }
+    digits[i] = '0';
+  }
+  throw new Error('ULID random part exhausted within one millisecond');
+}

@@ -53,8 +53,11 @@ export interface Route<P = any, Q = any, B = any> {
   summary: string;
   description?: string;
   capability: Capability;
-  /** Capabilities that depend on the request (e.g. `kv.shared` for the `shared` namespace). */
-  extraCapabilities?: (rawParams: Record<string, string>) => Capability[];
+  /**
+   * Capabilities that depend on the request (e.g. `kv.shared` for the `shared`
+   * namespace, `gallery.read_all` for `scope=all`); checked before any 400.
+   */
+  extraCapabilities?: (rawParams: Record<string, string>, rawQuery: Context['query']) => Capability[];
   params?: ZodType<P>;
   query?: ZodType<Q>;
   /**
@@ -112,7 +115,7 @@ function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Prom
   const principal = options.authenticate(ctx);
   const rawParams = pathParams(ctx);
   requireCapability(principal, r.capability);
-  for (const cap of r.extraCapabilities?.(rawParams) ?? []) requireCapability(principal, cap);
+  for (const cap of r.extraCapabilities?.(rawParams, ctx.query) ?? []) requireCapability(principal, cap);
 
   const params = r.params ? parseWith(r.params, rawParams, 'path') : rawParams;
   const query = r.query ? parseWith(r.query, ctx.query, 'query') : {};

@@ -99,6 +99,11 @@ export function createSessionsStore(db: Db, studios: StudiosStore) {
       return live(studioId, id);
     },
 
+    /** Whether the id names one of the studio's live sessions (the gallery's `session_id`). */
+    isLive(studioId: string, id: string): boolean {
+      return stmts.get.get(id, studioId) !== undefined;
+    },
+
     list(studioId: string, after: SessionPosition | null, limit: number): SessionRow[] {
       return after ? stmts.after.all(studioId, ...after, limit) : stmts.first.all(studioId, limit);
     },

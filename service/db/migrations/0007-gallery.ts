@@ -1,0 +1,66 @@
+import type { Migration } from '../migrate';
+
+/**
+ * Gallery (interface §Gallery, decisions §6). `seq` is the row id, handed out
+ * in creation order together with the id (a ULID) and `created_at` (the ULID's
+ * instant), so "created_at desc, id desc" is "seq desc": every list, search and
+ * lineage page walks seq, and full-text matches come out of the FTS index
+ * already in that order.
+ *
+ * `tags` and `inputs` are kept twice: as JSON text on the item (what a read
+ * sends back, one row per item) and as rows in gallery_tags / gallery_inputs
+ * (what filters, lineage and reclaim query). Both are written in one
+ * transaction. gallery_search is contentless: it holds the folded words of
+ * live items only (a delete takes the item out of it; no restore exists).
+ */
+export const m0007Gallery: Migration = {
+  version: 7,
+  name: 'gallery',
+  up(db) {
+    db.exec(`
+      CREATE TABLE gallery_items (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        studio_id TEXT NOT NULL REFERENCES studios(id),
+        asset_id TEXT NOT NULL REFERENCES assets(id),
+        kind TEXT NOT NULL CHECK (kind IN ('image', 'video', 'audio', 'other')),
+        title TEXT,
+        tags TEXT NOT NULL,
+        starred INTEGER NOT NULL CHECK (starred IN (0, 1)),
+        session_id TEXT,
+        params TEXT NOT NULL,
+        inputs TEXT NOT NULL,
+        timeline_id TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        deleted_at TEXT
+      ) STRICT;
+      -- Each ends in seq (the row id), so "= value ORDER BY seq DESC" is one index range.
+      CREATE INDEX gallery_items_live_by_studio ON gallery_items(studio_id) WHERE deleted_at IS NULL;
+      CREATE INDEX gallery_items_by_asset ON gallery_items(asset_id);
+      CREATE INDEX gallery_items_by_session ON gallery_items(session_id) WHERE session_id IS NOT NULL;
+
+      CREATE TABLE gallery_inputs (
+        item INTEGER NOT NULL REFERENCES gallery_items(seq),
+        asset_id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        PRIMARY KEY (item, asset_id, role)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX gallery_inputs_by_asset ON gallery_inputs(asset_id, item);
+
+      CREATE TABLE gallery_tags (
+        tag TEXT NOT NULL,
+        item INTEGER NOT NULL REFERENCES gallery_items(seq),
+        PRIMARY KEY (tag, item)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX gallery_tags_by_item ON gallery_tags(item);
+
+      CREATE VIRTUAL TABLE gallery_search USING fts5(
+        title, prompt,
+        content = '', contentless_delete = 1,
+        tokenize = 'ascii',
+        prefix = '1 2 3'
+      );
+    `);
+  },
+};

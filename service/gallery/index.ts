@@ -1,0 +1,3 @@
+export { createGalleryStore, LINEAGE_SQL } from './store';
+export type { GalleryStore, NewItem, Viewer } from './store';
+export { galleryRoutes, itemJson } from './routes';

@@ -1,0 +1,189 @@
+import type { Principal } from '../core/auth';
+import { ApiError } from '../core/errors';
+import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagination';
+import { route, type Route } from '../core/route';
+import type { AssetsStore } from '../assets';
+import type { ItemFilter } from './query';
+import { idParams, itemCreate, itemPage, item, itemUpdate, lineageQuery, listQuery, type ListQuery } from './schema';
+import { compileSearch } from './search';
+import type { GalleryStore, ItemRow, Viewer } from './store';
+
+/**
+ *   GET    /gallery/items                 list: scope, studio, kind, tag*, session_id, starred, asset_id, since, until, q
+ *   POST   /gallery/items                 record one generation (item, inputs, tags, search entry at once)
+ *   GET    /gallery/items/{id}            one item (own, or any with gallery.read_all)
+ *   PATCH  /gallery/items/{id}            closed merge patch: title, tags, starred (own items only)
+ *   DELETE /gallery/items/{id}            soft delete (own items only)
+ *   GET    /gallery/items/{id}/lineage    upstream: the items that made its inputs, recursively
+ *   GET    /assets/{id}/lineage           downstream: the items made from the asset, recursively
+ */
+export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore; cursors: CursorCodec }): Route[] {
+  const { gallery, assets, cursors } = deps;
+  const viewerOf = (principal: Principal): Viewer => ({
+    studioId: principal.studioId,
+    readAll: principal.capabilities.has('gallery.read_all'),
+  });
+  const own = ({ params, principal }: { params: { id: string }; principal: Principal }) => {
+    gallery.requireOwn(principal.studioId, params.id);
+  };
+  const page = (rows: ItemRow[], limit: number, binding: string) =>
+    ({ status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.seq], itemJson)) });
+  const afterOf = (binding: string, cursor: string | undefined) => (cursor === undefined ? null : seqOf(cursors.decode(binding, cursor)));
+
+  return [
+    route({
+      method: 'GET',
+      path: '/gallery/items',
+      summary: 'List and search gallery items',
+      description:
+        'Newest first (created_at desc, id desc), with or without `q`. Filters combine with AND. Deleted items never appear.',
+      capability: 'gallery',
+      extraCapabilities: (_params, query) => (query.scope === 'all' ? ['gallery.read_all'] : []),
+      query: listQuery,
+      success: { status: 200, description: 'ItemPage', schema: itemPage },
+      errors: [400, 403],
+      handle({ query, principal }) {
+        const limit = query.limit ?? DEFAULT_LIMIT;
+        const { filter, search } = toFilter(query, principal.studioId);
+        const binding = `gallery-items\n${principal.studioId}\n${JSON.stringify(filter)}\n${query.q ?? ''}`;
+        const after = afterOf(binding, query.cursor);
+        if (search.kind === 'none') return { status: 200, body: { items: [], next_cursor: null } };
+        if (search.kind === 'match') filter.match = search.expression;
+        return page(gallery.list(filter, after, limit + 1), limit, binding);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/gallery/items',
+      summary: 'Record a generation',
+      description:
+        'The item, its inputs, tags and search entry are written atomically. The asset and every input asset must be readable by the caller (else 404).',
+      capability: 'gallery',
+      body: itemCreate,
+      success: { status: 201, description: 'Item', schema: item },
+      errors: [400, 404, 413, 422],
+      handle({ body, principal }) {
+        return { status: 201, rawJson: itemJson(gallery.create(principal.studioId, body)) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/gallery/items/{id}',
+      summary: 'Read an item',
+      capability: 'gallery',
+      params: idParams,
+      success: { status: 200, description: 'Item', schema: item },
+      errors: [404],
+      handle({ params, principal }) {
+        return { status: 200, rawJson: itemJson(gallery.get(viewerOf(principal), params.id)) };
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/gallery/items/{id}',
+      summary: 'Change an item\'s title, tags or star',
+      description: 'Closed merge patch: any other member is 400. Only the caller\'s own items (404 otherwise, even with `gallery.read_all`).',
+      capability: 'gallery',
+      params: idParams,
+      visible: own,
+      body: itemUpdate,
+      bodyType: 'application/merge-patch+json',
+      success: { status: 200, description: 'Item', schema: item },
+      errors: [400, 404, 413],
+      handle({ params, body, principal }) {
+        return { status: 200, rawJson: itemJson(gallery.update(principal.studioId, params.id, body)) };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/gallery/items/{id}',
+      summary: 'Delete an item (soft)',
+      description: 'It leaves every list, search and lineage page; its assets stop counting as referenced by it.',
+      capability: 'gallery',
+      params: idParams,
+      visible: own,
+      success: { status: 204, description: 'Deleted' },
+      errors: [404],
+      handle({ params, principal }) {
+        gallery.delete(principal.studioId, params.id);
+        return { status: 204 };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/gallery/items/{id}/lineage',
+      summary: 'Upstream lineage: the items that made this item\'s inputs, recursively',
+      description:
+        'Newest first. The walk passes through other studios\' items (shown only with `gallery.read_all`) and deleted items (never shown); each item once; the item itself never.',
+      capability: 'gallery',
+      params: idParams,
+      query: lineageQuery,
+      success: { status: 200, description: 'ItemPage', schema: itemPage },
+      errors: [400, 404],
+      handle({ params, query, principal }) {
+        const viewer = viewerOf(principal);
+        const limit = query.limit ?? DEFAULT_LIMIT;
+        const binding = `gallery-lineage-up\n${params.id}\n${viewer.studioId}\n${viewer.readAll}`;
+        const after = afterOf(binding, query.cursor);
+        return page(gallery.lineageUp(viewer, params.id, after, limit + 1), limit, binding);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/assets/{id}/lineage',
+      summary: 'Downstream lineage: every item made from the asset, recursively',
+      description:
+        'Needs `gallery` (not `assets`) and read access to the asset. Newest first; other studios\' items only with `gallery.read_all`; deleted items never; items whose own asset is this one never.',
+      capability: 'gallery',
+      params: idParams,
+      query: lineageQuery,
+      visible: ({ params, principal }) => {
+        if (!assets.view(principal.studioId, params.id)) throw ApiError.notFound('The asset');
+      },
+      success: { status: 200, description: 'ItemPage', schema: itemPage },
+      errors: [400, 404],
+      handle({ params, query, principal }) {
+        const viewer = viewerOf(principal);
+        const limit = query.limit ?? DEFAULT_LIMIT;
+        const binding = `gallery-lineage-down\n${params.id}\n${viewer.studioId}\n${viewer.readAll}`;
+        const after = afterOf(binding, query.cursor);
+        return page(gallery.lineageDown(viewer, params.id, after, limit + 1), limit, binding);
+      },
+    }),
+  ];
+}
+
+/** The list query as a filter (its search still to compile); 400 for `studio` without `scope=all`. */
+function toFilter(query: ListQuery, studioId: string) {
+  if (query.studio !== undefined && query.scope !== 'all') {
+    throw ApiError.badRequest('`studio` narrows `scope=all`; add scope=all (needs gallery.read_all).');
+  }
+  const tags = query.tag === undefined ? [] : [...new Set(Array.isArray(query.tag) ? query.tag : [query.tag])];
+  const filter: ItemFilter = {
+    studioId: query.scope === 'all' ? (query.studio ?? null) : studioId,
+    kind: query.kind,
+    tags,
+    sessionId: query.session_id,
+    starred: query.starred,
+    assetId: query.asset_id,
+    since: query.since,
+    until: query.until,
+  };
+  return { filter, search: compileSearch(query.q ?? '') };
+}
+
+function seqOf(position: unknown[]): number {
+  const [seq] = position;
+  if (position.length !== 1 || typeof seq !== 'number' || !Number.isSafeInteger(seq)) throw ApiError.badCursor();
+  return seq;
+}
+
+/** Item as JSON text (decisions §6); tags, params and inputs are stored as JSON. */
+export function itemJson(row: ItemRow): string {
+  return (
+    `{"id":"${row.id}","studio_id":"${row.studio_id}","asset_id":${JSON.stringify(row.asset_id)},"kind":"${row.kind}",` +
+    `"title":${JSON.stringify(row.title)},"tags":${row.tags},"starred":${row.starred === 1},` +
+    `"session_id":${JSON.stringify(row.session_id)},"params":${row.params},"inputs":${row.inputs},` +
+    `"timeline_id":${JSON.stringify(row.timeline_id)},"created_at":"${row.created_at}","updated_at":"${row.updated_at}"}`
+  );
+}

@@ -1,0 +1,77 @@
+/**
+ * Full-text search of the gallery (decisions §6): words, case-insensitive,
+ * every word must match, the last one as a prefix, "quoted phrases" allowed,
+ * and any string at all is a valid query.
+ *
+ * The words are found here, in one pure function used both for what is
+ * indexed and for what is asked, so the two can never disagree. SQLite's FTS5
+ * then only sees words of [a-z0-9] (its `ascii` tokenizer splits on the
+ * spaces between them) and a query built from quoted phrases of such words:
+ * no user text ever reaches the FTS5 query parser, so `AND`, `NEAR(`, `*`,
+ * quotes and brackets are plain text.
+ *
+ * - Folding: NFKC (full-width letters, ligatures), lower case, and accents
+ *   dropped from Latin, Greek and Cyrillic letters ("Café" finds "cafe").
+ * - Scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer,
+ *   Myanmar) and Korean syllables, and emoji, are one word per character, so
+ *   a word typed inside a longer run ("猫" in "一只猫在睡觉", "睡觉") is a
+ *   phrase of consecutive characters and is found. No term is too short.
+ * - Encoding: a word's characters a-z and 0-9 (but `q`) stand for
+ *   themselves; any other character is `q` and five base-32 digits of its code
+ *   point. Each character maps to a fixed string and no mapping is a prefix of
+ *   another, so a prefix of a word encodes to a prefix of its encoding.
+ */
+
+export type SearchPlan =
+  | { kind: 'all' } // blank q: no search filter
+  | { kind: 'none' } // q holds no letter, digit or symbol: nothing can match
+  | { kind: 'match'; expression: string; terms: number };
+
+/** Scripts and symbols whose every character is a word of its own. */
+const SOLO = String.raw`\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Extended_Pictographic}`;
+const WORD = String.raw`\p{L}\p{N}\p{M}\p{Co}\p{So}`;
+const TOKEN = new RegExp(String.raw`[${SOLO}]\p{M}*|(?:(?![${SOLO}])[${WORD}])+`, 'gu');
+/** A base letter of a script whose accents are dropped, followed by its marks (after NFKD). */
+const ACCENTED = /([\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}])\p{M}+/gu;
+
+/** The words of a text, folded and encoded, in order. */
+export function searchWords(text: string): string[] {
+  const folded = text.normalize('NFKC').toLowerCase().normalize('NFKD').replace(ACCENTED, '$1').normalize('NFC');
+  return Array.from(folded.matchAll(TOKEN), (m) => encodeWord(m[0]));
+}
+
+/** What the search index holds for a text: its words separated by spaces. */
+export function searchText(text: string | null): string {
+  return text === null ? '' : searchWords(text).join(' ');
+}
+
+function encodeWord(word: string): string {
+  let out = '';
+  for (const ch of word) {
+    if ((ch >= 'a' && ch <= 'z' && ch !== 'q') || (ch >= '0' && ch <= '9')) out += ch;
+    else out += `q${ch.codePointAt(0)!.toString(32).padStart(5, '0')}`;
+  }
+  return out;
+}
+
+/**
+ * A `q` as an FTS5 expression: one quoted phrase per term (a word, or the
+ * words of a "quoted phrase"), joined by AND; the last term, when it is an
+ * unquoted word, matches as a prefix. An unclosed quote runs to the end.
+ * Terms with no words in them (`*`, `--`) are left out; when that leaves
+ * none, nothing matches.
+ */
+export function compileSearch(q: string): SearchPlan {
+  const terms: { words: string[]; quoted: boolean }[] = [];
+  for (const m of q.matchAll(/"([^"]*)"?|[^\s"]+/g)) {
+    const quoted = m[1] !== undefined;
+    const words = searchWords(quoted ? m[1]! : m[0]);
+    if (words.length > 0) terms.push({ words, quoted });
+  }
+  if (terms.length === 0) return q.trim() === '' ? { kind: 'all' } : { kind: 'none' };
+  const last = terms[terms.length - 1]!;
+  const expression = terms
+    .map((t) => `"${t.words.join(' ')}"${t === last && !t.quoted ? ' *' : ''}`)
+    .join(' AND ');
+  return { kind: 'match', expression, terms: terms.length };
+}

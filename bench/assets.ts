@@ -3,9 +3,10 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import sharp from 'sharp';
 import { cpuTimes, startServer, type ChildServer } from './harness';
+import { backlot, BACKLOT } from './common';
 
 /**
  * Assets (see bench/README.md): a streamed upload against a bare node:http
@@ -14,8 +15,6 @@ import { cpuTimes, startServer, type ChildServer } from './harness';
  * of a 4000x3000 JPEG cold and cached. Both servers are child processes.
  */
 
-const ROOT = resolve(__dirname, '..', '..');
-const BACKLOT = join(ROOT, 'bin', 'backlot');
 const BARE_UPLOAD = join(__dirname, 'bare-upload-server.js');
 const MiB = 1024 * 1024;
 const BLOCK = 4 * MiB;
@@ -268,9 +267,6 @@ async function getOk(url: string, token: string): Promise<void> {
   if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}`);
 }
 
-function backlot(...args: string[]): string {
-  return execFileSync(process.execPath, [BACKLOT, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 /** The server's CPU seconds (user + system) spent per GiB since `before`. */
 type CpuSplit = { user: number; sys: number };

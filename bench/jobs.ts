@@ -1,9 +1,10 @@
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startServer, type ChildServer } from './harness';
+import { backlot, BACKLOT } from './common';
 
 /**
  * Jobs (see bench/README.md): 1,000 server-sent event listeners on one job's
@@ -13,8 +14,6 @@ import { startServer, type ChildServer } from './harness';
  * the baseline of one authenticated request.
  */
 
-const ROOT = resolve(__dirname, '..', '..');
-const BACKLOT = join(ROOT, 'bin', 'backlot');
 const LISTENER = join(__dirname, 'jobs-listener.js');
 const LISTENERS = Number(process.env.BACKLOT_BENCH_LISTENERS ?? 1000);
 const LINES = Number(process.env.BACKLOT_BENCH_LINES ?? 10_000);
@@ -200,9 +199,6 @@ function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-function backlot(...args: string[]): string {
-  return execFileSync(process.execPath, [BACKLOT, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

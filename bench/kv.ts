@@ -1,16 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { measure, startServer, type ChildServer, type Measurement } from './harness';
+import { backlot, BACKLOT } from './common';
 
 /**
  * KV throughput against a bare Koa baseline (see bench/README.md). Both
  * servers are child processes, loaded one at a time from this process.
  */
 
-const ROOT = resolve(__dirname, '..', '..');
-const BACKLOT = join(ROOT, 'bin', 'backlot');
 const BARE_SERVER = join(__dirname, 'bare-server.js');
 const CONNECTIONS = 32;
 const WARMUP_SECONDS = 2;
@@ -70,9 +68,6 @@ export async function runKvBench(): Promise<void> {
   }
 }
 
-function backlot(...args: string[]): string {
-  return execFileSync(process.execPath, [BACKLOT, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
 
 /** A plausible settings-like object whose JSON is exactly `bytes` long. */
 function makeDocument(bytes: number): Record<string, unknown> {

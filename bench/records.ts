@@ -1,8 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, type Db } from '../service/db/open';
 import { createStudiosStore } from '../service/studios';
@@ -10,6 +9,7 @@ import { createRecordsStore, declareIndex } from '../service/records';
 import { compileQuery, type Position } from '../service/records/compile';
 import { parseOrder, parseWhere } from '../service/records/filter';
 import { startServer, type ChildServer } from './harness';
+import { backlot, BACKLOT, fmt, httpClient, pct, table, timeRuns, type Client } from './common';
 
 /**
  * Records at scale (issue 3, deliver 6; bench/README.md). One collection of
@@ -20,8 +20,6 @@ import { startServer, type ChildServer } from './harness';
  * same SQL run directly on better-sqlite3 in this process.
  */
 
-const ROOT = resolve(__dirname, '..', '..');
-const BACKLOT = join(ROOT, 'bin', 'backlot');
 const RECORDS = Number(process.env.BACKLOT_BENCH_RECORDS ?? 1_000_000);
 const API_INSERTS = 20_000;
 const INSERT_CONNECTIONS = 8;
@@ -77,7 +75,7 @@ export async function runRecordsBench(): Promise<void> {
     );
 
     server = await startServer('backlot serve', [BACKLOT, 'serve', '--port', '0', '--data-dir', dataDir]);
-    const http = client(server.url, token, agent);
+    const http = httpClient(server.url, token, agent);
 
     const rows: string[][] = [];
     for (const q of QUERIES) {
@@ -90,7 +88,7 @@ export async function runRecordsBench(): Promise<void> {
     const reply = (await http('GET', queryPath(QUERIES[0]!, null))).text;
     const bare = await startServer('bare server', [join(__dirname, 'bare-server.js'), reply]);
     try {
-      const bareHttp = client(bare.url, token, agent);
+      const bareHttp = httpClient(bare.url, token, agent);
       const floor = await timeRuns(2000, () => bareHttp('GET', '/'));
       rows.push([`bare Koa, same ${Buffer.byteLength(reply)}-byte reply (HTTP floor)`, '', fmt(floor.p50), fmt(floor.p99), '', '', '', '']);
     } finally {
@@ -110,10 +108,6 @@ export async function runRecordsBench(): Promise<void> {
     await server?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-function backlot(...args: string[]): string {
-  return execFileSync(process.execPath, [BACKLOT, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 function seed(records: ReturnType<typeof createRecordsStore>): { ms: number } {
@@ -156,28 +150,6 @@ function walkSql(db: Db, q: Query): number {
 }
 
 // ---- over HTTP ---------------------------------------------------------------
-
-type Client = (method: string, path: string, body?: string) => Promise<{ status: number; text: string }>;
-
-function client(base: string, token: string, agent: Agent): Client {
-  const url = new URL(base);
-  return (method, path, body) =>
-    new Promise((resolvePromise, reject) => {
-      const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-      if (body !== undefined) {
-        headers['content-type'] = 'application/json';
-        headers['content-length'] = String(Buffer.byteLength(body));
-      }
-      const req = request({ host: url.hostname, port: url.port, method, path: `/api/v1${path}`, headers, agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolvePromise({ status: res.statusCode!, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
-}
 
 function queryPath(q: Query, cursor: string | null): string {
   const params = new URLSearchParams();
@@ -222,34 +194,4 @@ async function insertRate(http: Client): Promise<{ ms: number; p50: number; p99:
   const ms = performance.now() - started;
   latencies.sort((a, b) => a - b);
   return { ms, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99) };
-}
-
-// ---- figures -----------------------------------------------------------------
-
-async function timeRuns(runs: number, fn: () => Promise<unknown> | unknown): Promise<{ p50: number; p99: number; count: number }> {
-  // Steady state, not JIT warm-up, on both sides: warm until 2 s or 2,000 runs (at least 5) pass.
-  const warm = await fn();
-  const warmUntil = performance.now() + 2000;
-  for (let i = 0; i < 2000 && (i < 5 || performance.now() < warmUntil); i++) await fn();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await fn();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  const count =
-    typeof warm === 'number' ? warm : Array.isArray(warm) ? warm.length : ((warm as { items?: unknown[] }).items?.length ?? 0);
-  return { p50: pct(times, 0.5), p99: pct(times, 0.99), count };
-}
-
-function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-}
-
-const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(0));
-
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [header, ...rows].map((line) => line.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 }

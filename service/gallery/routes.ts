@@ -118,6 +118,9 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
       capability: 'gallery',
       params: idParams,
       query: lineageQuery,
+      visible: ({ params, principal }) => {
+        gallery.get(viewerOf(principal), params.id);
+      },
       success: { status: 200, description: 'ItemPage', schema: itemPage },
       errors: [400, 404],
       handle({ params, query, principal }) {

@@ -1,6 +1,6 @@
 import { decodeTime } from 'ulid';
-import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/open';
+import { statementCache } from '../db/statements';
 import { ApiError } from '../core/errors';
 import { newIdAfter } from '../core/ids';
 import { nowIso } from '../core/time';
@@ -123,8 +123,8 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
     purgeTags: db.prepare('DELETE FROM gallery_tags WHERE item IN (SELECT value FROM json_each(?))'),
     purgeItems: db.prepare('DELETE FROM gallery_items WHERE seq IN (SELECT value FROM json_each(?))'),
   };
-  // Compiled list queries differ only in which filters are present: a handful of shapes.
-  const listStatements = new Map<string, Statement<Record<string, unknown>, ItemRow>>();
+  // Compiled list queries differ only in which filters are present.
+  const listStatement = statementCache<Record<string, unknown>, ItemRow>(db, 64);
 
   /** The asset as the caller may use it in an item: readable and not reclaimed; else 404. */
   function usableAsset(studioId: string, assetId: string, what: string): AssetKind {
@@ -213,9 +213,7 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
 
     list(filter: ItemFilter, after: number | null, limit: number): ItemRow[] {
       const { sql, params } = compileItemQuery(filter, after, limit);
-      let stmt = listStatements.get(sql);
-      if (!stmt) listStatements.set(sql, (stmt = db.prepare<Record<string, unknown>, ItemRow>(sql)));
-      return stmt.all(params);
+      return listStatement(sql).all(params);
     },
 
     /** Closed merge patch (decisions §6): title, tags (replace the set; null clears), starred. */

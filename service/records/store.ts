@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { decodeTime } from 'ulid';
-import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/open';
+import { statementCache } from '../db/statements';
 import { ApiError } from '../core/errors';
 import { checkIfMatch, newEtag, type IfMatch } from '../core/etag';
 import { applyMergePatch, type Json, type JsonObject } from '../core/merge-patch';
@@ -66,19 +66,7 @@ export function createRecordsStore(db: Db, studios: StudiosStore, options: { max
     ),
     softDelete: db.prepare('UPDATE records SET deleted_at = ? WHERE studio_id = ? AND collection = ? AND id = ?'),
   };
-  const cache = new Map<string, Statement<unknown[], ListedRow>>();
-
-  function prepared(text: string): Statement<unknown[], ListedRow> {
-    let stmt = cache.get(text);
-    if (stmt) {
-      cache.delete(text);
-    } else {
-      stmt = db.prepare<unknown[], ListedRow>(text);
-      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-    }
-    cache.set(text, stmt);
-    return stmt;
-  }
+  const prepared = statementCache<unknown[], ListedRow>(db, STATEMENT_CACHE_SIZE);
 
   function live(studioId: string, collection: string, id: string): RecordRow {
     const row = stmts.get.get(studioId, collection, id);

@@ -97,10 +97,9 @@ export function compileItemQuery(filter: ItemFilter, after: number | null, limit
     where.push('i.session_id = :session');
     params.session = filter.sessionId;
   }
-  if (filter.starred !== undefined) {
-    where.push('i.starred = :starred');
-    params.starred = filter.starred ? 1 : 0;
-  }
+  // A literal from a closed set (0 or 1), not a parameter, so that the planner can use
+  // gallery_items_live_by_star for a few starred items among many.
+  if (filter.starred !== undefined) where.push(`i.starred = ${filter.starred ? 1 : 0}`);
   if (filter.assetId !== undefined) {
     where.push('i.asset_id = :asset');
     params.asset = filter.assetId;

@@ -37,6 +37,8 @@ export const m0007Gallery: Migration = {
       ) STRICT;
       -- Each ends in seq (the row id), so "= value ORDER BY seq DESC" is one index range.
       CREATE INDEX gallery_items_live_by_studio ON gallery_items(studio_id) WHERE deleted_at IS NULL;
+      CREATE INDEX gallery_items_live_by_kind ON gallery_items(studio_id, kind) WHERE deleted_at IS NULL;
+      CREATE INDEX gallery_items_live_by_star ON gallery_items(studio_id, starred) WHERE deleted_at IS NULL;
       CREATE INDEX gallery_items_by_asset ON gallery_items(asset_id);
       CREATE INDEX gallery_items_by_session ON gallery_items(session_id) WHERE session_id IS NOT NULL;
 

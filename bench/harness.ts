@@ -8,6 +8,8 @@ import autocannon, { type Options, type Result } from 'autocannon';
 export interface ChildServer {
   url: string;
   pid: number;
+  /** The last 4,000 characters the child wrote to stderr. */
+  stderr(): string;
   stop(): Promise<void>;
 }
 
@@ -35,7 +37,7 @@ export function startServer(name: string, args: string[]): Promise<ChildServer> 
       if (!match) return;
       clearTimeout(timer);
       child.removeAllListeners('exit');
-      resolve({ url: match[1]!, pid: child.pid!, stop: () => stopChild(child) });
+      resolve({ url: match[1]!, pid: child.pid!, stderr: () => stderr, stop: () => stopChild(child) });
     });
   });
 }

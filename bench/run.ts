@@ -1,5 +1,6 @@
 import { interruptBench } from './harness';
 import { runAssetsBench } from './assets';
+import { runGalleryBench } from './gallery';
 import { runJobsBench } from './jobs';
 import { runKvBench } from './kv';
 import { runRecordsBench } from './records';
@@ -7,6 +8,7 @@ import { runRecordsBench } from './records';
 /** `node dist/bench/run.js NAME`: exit 0 done, 1 the bench broke, 2 no or unknown NAME. */
 const BENCHES: Record<string, () => Promise<void>> = {
   assets: runAssetsBench,
+  gallery: runGalleryBench,
   jobs: runJobsBench,
   kv: runKvBench,
   records: runRecordsBench,

@@ -42,9 +42,13 @@ export interface CompiledQuery {
 export const ITEM_COLUMNS =
   'i.seq, i.id, i.studio_id, i.asset_id, i.kind, i.title, i.tags, i.starred, i.session_id, i.params, i.inputs, i.timeline_id, i.created_at, i.updated_at';
 
-/** The smallest ULID of an instant: ids at or after it were created at or after it. */
+/**
+ * The smallest ULID of an instant: ids at or after it were created at or after
+ * it. Before 1970 (a valid RFC 3339 instant, but no ULID's) it is the smallest
+ * ULID of all, which every id is at or after.
+ */
 export function firstIdAt(instant: string): string {
-  return encodeTime(Date.parse(instant), 10) + '0'.repeat(16);
+  return encodeTime(Math.max(0, Date.parse(instant)), 10) + '0'.repeat(16);
 }
 
 const firstSeqAt = (param: string) => `(SELECT seq FROM gallery_items WHERE id >= :${param} ORDER BY id LIMIT 1)`;

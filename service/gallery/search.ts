@@ -10,8 +10,10 @@
  * no user text ever reaches the FTS5 query parser, so `AND`, `NEAR(`, `*`,
  * quotes and brackets are plain text.
  *
- * - Folding: NFKC (full-width letters, ligatures), lower case, and accents
- *   dropped from Latin, Greek and Cyrillic letters ("Café" finds "cafe").
+ * - Folding: NFKC (full-width letters, ligatures), lower case (final sigma
+ *   as sigma: lower-casing "ΑΣ" gives "ας", which must stay a prefix of
+ *   "αστυ"), and accents dropped from Latin, Greek and Cyrillic letters
+ *   ("Café" finds "cafe").
  * - Scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer,
  *   Myanmar) and Korean syllables, and emoji, are one word per character, so
  *   a word typed inside a longer run ("猫" in "一只猫在睡觉", "睡觉") is a
@@ -36,7 +38,7 @@ const ACCENTED = /([\p{Script=Latin}\p{Script=Greek}\p{Script=Cyrillic}])\p{M}+/
 
 /** The words of a text, folded and encoded, in order. */
 export function searchWords(text: string): string[] {
-  const folded = text.normalize('NFKC').toLowerCase().normalize('NFKD').replace(ACCENTED, '$1').normalize('NFC');
+  const folded = text.normalize('NFKC').toLowerCase().replace(/ς/g, 'σ').normalize('NFKD').replace(ACCENTED, '$1').normalize('NFC');
   return Array.from(folded.matchAll(TOKEN), (m) => encodeWord(m[0]));
 }
 

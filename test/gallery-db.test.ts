@@ -44,7 +44,9 @@ describe('query plans: each page is one index range in seq order, never a sort',
     assert.match(listPlan({ studioId: 'alpha', tags: [] }), /^SEARCH i USING INDEX gallery_items_live_by_studio \(studio_id=\?\)$/);
     assert.match(listPlan({ studioId: 'alpha', tags: [] }, 10), /^SEARCH i USING INDEX gallery_items_live_by_studio \(studio_id=\? AND rowid<\?\)$/);
     assert.match(listPlan({ studioId: 'alpha', tags: [], since }), /SEARCH i USING INDEX gallery_items_live_by_studio \(studio_id=\? AND rowid>\?\)/);
-    assert.match(listPlan({ studioId: 'alpha', tags: [], kind: 'image', starred: true }), /SEARCH i USING INDEX gallery_items_live_by_studio \(studio_id=\?\)/);
+    assert.match(listPlan({ studioId: 'alpha', tags: [], kind: 'image', starred: false }), /^SEARCH i USING INDEX gallery_items_live_by_kind \(studio_id=\? AND kind=\?\)$/);
+    assert.match(listPlan({ studioId: 'alpha', tags: [], kind: 'image', starred: true }), /^SEARCH i USING INDEX gallery_items_live_starred \(studio_id=\?\)$/);
+    assert.match(listPlan({ studioId: 'alpha', tags: [], starred: true }, 10), /^SEARCH i USING INDEX gallery_items_live_starred \(studio_id=\? AND rowid<\?\)$/);
   });
 
   test('scope=all: the table in row-id order; narrowed to a studio, its index', () => {
@@ -265,28 +267,31 @@ describe('search property: store.list with q equals a reference matcher on searc
       const q = randomQ();
       const scope = { studioId: r.chance(0.5) ? r.pick(STUDIOS) : null, tag: r.chance(0.2) };
       const expected = reference(q, scope);
-      const plan = compileSearch(q);
-      const label = `seed ${SEED}, q ${JSON.stringify(q)} -> ${JSON.stringify(plan)}, ${JSON.stringify(scope)}`;
-      if (expected === 'all') {
-        assert.equal(plan.kind, 'all', label);
-        continue;
+      // Both ways a last-word prefix is asked: FTS5's `*`, and spelled out from the word list.
+      for (const complete of [undefined, fx.gallery.completions]) {
+        const plan = compileSearch(q, complete);
+        const label = `seed ${SEED}, q ${JSON.stringify(q)} -> ${JSON.stringify(plan)}, ${JSON.stringify(scope)}`;
+        if (expected === 'all') {
+          assert.equal(plan.kind, 'all', label);
+          continue;
+        }
+        if (plan.kind !== 'match') {
+          assert.deepEqual(expected, [], label);
+          continue;
+        }
+        if (expected.length > 0) hits++;
+        const filter: ItemFilter = { studioId: scope.studioId, tags: scope.tag ? ['red'] : [], match: plan.expression };
+        const limit = Math.max(1 + r.int(5), Math.ceil(expected.length / 6));
+        const got: number[] = [];
+        let afterSeq: number | null = null;
+        for (;;) {
+          const rows = fx.gallery.list(filter, afterSeq, limit);
+          got.push(...rows.map((row) => row.seq));
+          if (rows.length < limit) break;
+          afterSeq = rows[rows.length - 1]!.seq;
+        }
+        assert.deepEqual(got, expected, `${label}, limit ${limit}`);
       }
-      if (plan.kind !== 'match') {
-        assert.deepEqual(expected, [], label);
-        continue;
-      }
-      if (expected.length > 0) hits++;
-      const filter: ItemFilter = { studioId: scope.studioId, tags: scope.tag ? ['red'] : [], match: plan.expression };
-      const limit = Math.max(1 + r.int(5), Math.ceil(expected.length / 6));
-      const got: number[] = [];
-      let afterSeq: number | null = null;
-      for (;;) {
-        const rows = fx.gallery.list(filter, afterSeq, limit);
-        got.push(...rows.map((row) => row.seq));
-        if (rows.length < limit) break;
-        afterSeq = rows[rows.length - 1]!.seq;
-      }
-      assert.deepEqual(got, expected, `${label}, limit ${limit}`);
     }
     assert.ok(hits > 100, `queries with matches: ${hits}`);
   });
@@ -295,7 +300,7 @@ describe('search property: store.list with q equals a reference matcher on searc
     const PIECES = ['"', '*', '(', ')', 'AND', 'OR', 'NOT', 'NEAR(', ':', '^', '+', '-', '{', '}', 'title:', 'prompt:', ' ', 'cat', '猫', '😀', '\ud800', '\u0301', 'q', '\0', 'ΣΑ'];
     for (let n = 0; n < 300; n++) {
       const q = Array.from({ length: r.int(10) }, () => r.pick(PIECES)).join(r.pick(['', ' ']));
-      const plan = compileSearch(q);
+      const plan = compileSearch(q, fx.gallery.completions);
       if (plan.kind !== 'match') continue;
       assert.doesNotThrow(() => fx.gallery.list({ studioId: null, tags: [], match: plan.expression }, null, 5), JSON.stringify(q));
     }

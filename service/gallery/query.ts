@@ -53,6 +53,21 @@ export function firstIdAt(instant: string): string {
 
 const firstSeqAt = (param: string) => `(SELECT seq FROM gallery_items WHERE id >= :${param} ORDER BY id LIMIT 1)`;
 
+/**
+ * The index a page without `q` or tags walks, named rather than left to the
+ * planner (whose guesses, without statistics, even chose a skip-scan): the
+ * narrowest equality the filter has, each index ending in seq so the page is one
+ * range in order. Null: the table itself, in row-id order (scope=all).
+ */
+export function itemIndexFor(filter: ItemFilter): string | null {
+  if (filter.assetId !== undefined) return 'gallery_items_by_asset';
+  if (filter.sessionId !== undefined) return 'gallery_items_by_session';
+  if (filter.studioId === null) return null;
+  if (filter.starred === true) return 'gallery_items_live_starred';
+  if (filter.kind !== undefined) return 'gallery_items_live_by_kind';
+  return 'gallery_items_live_by_studio';
+}
+
 export function compileItemQuery(filter: ItemFilter, after: number | null, limit: number): CompiledQuery {
   const params: CompiledQuery['params'] = { limit };
   const where: string[] = [];
@@ -70,7 +85,8 @@ export function compileItemQuery(filter: ItemFilter, after: number | null, limit
     where.push('t.tag = :tag0');
     params.tag0 = filter.tags[0]!;
   } else {
-    from = 'gallery_items i';
+    const index = itemIndexFor(filter);
+    from = index === null ? 'gallery_items i' : `gallery_items i INDEXED BY ${index}`;
     seq = 'i.seq';
   }
 
@@ -101,8 +117,8 @@ export function compileItemQuery(filter: ItemFilter, after: number | null, limit
     where.push('i.session_id = :session');
     params.session = filter.sessionId;
   }
-  // A literal from a closed set (0 or 1), not a parameter, so that the planner can use
-  // gallery_items_live_by_star for a few starred items among many.
+  // A literal from a closed set (0 or 1), not a parameter: gallery_items_live_starred
+  // is partial on `starred = 1`, which only a literal can be seen to imply.
   if (filter.starred !== undefined) where.push(`i.starred = ${filter.starred ? 1 : 0}`);
   if (filter.assetId !== undefined) {
     where.push('i.asset_id = :asset');

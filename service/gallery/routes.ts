@@ -5,7 +5,7 @@ import { route, type Route } from '../core/route';
 import type { AssetsStore } from '../assets';
 import type { ItemFilter } from './query';
 import { idParams, itemCreate, itemPage, item, itemUpdate, lineageQuery, listQuery, type ListQuery } from './schema';
-import { compileSearch } from './search';
+import { compileSearch, type Completions } from './search';
 import type { GalleryStore, ItemRow, Viewer } from './store';
 
 /**
@@ -44,7 +44,7 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
       errors: [400, 403],
       handle({ query, principal }) {
         const limit = query.limit ?? DEFAULT_LIMIT;
-        const { filter, search } = toFilter(query, principal.studioId);
+        const { filter, search } = toFilter(query, principal.studioId, gallery.completions);
         const binding = `gallery-items\n${principal.studioId}\n${JSON.stringify(filter)}\n${query.q ?? ''}`;
         const after = afterOf(binding, query.cursor);
         if (search.kind === 'none') return { status: 200, body: { items: [], next_cursor: null } };
@@ -157,7 +157,7 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
 }
 
 /** The list query as a filter (its search still to compile); 400 for `studio` without `scope=all`. */
-function toFilter(query: ListQuery, studioId: string) {
+function toFilter(query: ListQuery, studioId: string, complete: Completions) {
   if (query.studio !== undefined && query.scope !== 'all') {
     throw ApiError.badRequest('`studio` narrows `scope=all`; add scope=all (needs gallery.read_all).');
   }
@@ -172,7 +172,7 @@ function toFilter(query: ListQuery, studioId: string) {
     since: query.since,
     until: query.until,
   };
-  return { filter, search: compileSearch(query.q ?? '') };
+  return { filter, search: compileSearch(query.q ?? '', complete) };
 }
 
 function seqOf(position: unknown[]): number {

@@ -56,14 +56,37 @@ function encodeWord(word: string): string {
   return out;
 }
 
+/** Prefixes up to this length have their own FTS5 prefix index (migration 0007). */
+export const PREFIX_INDEXED = 3;
+/** A longer prefix is spelled out as an OR of at most this many complete words. */
+export const MAX_COMPLETIONS = 32;
+
+/**
+ * The complete words an index holds that start with `prefix` (longer than
+ * PREFIX_INDEXED), at most MAX_COMPLETIONS of them, or null when there are more.
+ */
+export type Completions = (prefix: string) => readonly string[] | null;
+
+/** The words of an indexed text that a prefix lookup may need to complete (longer than PREFIX_INDEXED). */
+export function completableWords(words: readonly string[]): string[] {
+  return [...new Set(words.filter((w) => w.length > PREFIX_INDEXED))];
+}
+
 /**
  * A `q` as an FTS5 expression: one quoted phrase per term (a word, or the
  * words of a "quoted phrase"), joined by AND; the last term, when it is an
  * unquoted word, matches as a prefix. An unclosed quote runs to the end.
  * Terms with no words in them (`*`, `--`) are left out; when that leaves
  * none, nothing matches.
+ *
+ * The prefix: FTS5 answers `"word" *` by merging the whole posting list of
+ * every word that starts with it before it can return the first row (5-16 ms
+ * for a common word at a million items), unless the prefix is short enough
+ * to have its own prefix index. So a longer prefix, given `complete`, is
+ * spelled out as `("sunset" OR "sunsets")`, whose postings FTS5 reads lazily
+ * in row order like any word's; no completion means nothing can match.
  */
-export function compileSearch(q: string): SearchPlan {
+export function compileSearch(q: string, complete?: Completions): SearchPlan {
   const terms: { words: string[]; quoted: boolean }[] = [];
   for (const m of q.matchAll(/"([^"]*)"?|[^\s"]+/g)) {
     const quoted = m[1] !== undefined;
@@ -71,9 +94,21 @@ export function compileSearch(q: string): SearchPlan {
     if (words.length > 0) terms.push({ words, quoted });
   }
   if (terms.length === 0) return q.trim() === '' ? { kind: 'all' } : { kind: 'none' };
+  const phrase = (words: readonly string[]) => `"${words.join(' ')}"`;
+  const parts = terms.map((t) => phrase(t.words));
   const last = terms[terms.length - 1]!;
-  const expression = terms
-    .map((t) => `"${t.words.join(' ')}"${t === last && !t.quoted ? ' *' : ''}`)
-    .join(' AND ');
-  return { kind: 'match', expression, terms: terms.length };
+  if (!last.quoted) {
+    const prefix = last.words[last.words.length - 1]!;
+    const completions = complete && prefix.length > PREFIX_INDEXED ? complete(prefix) : null;
+    if (completions === null) {
+      parts[parts.length - 1] += ' *';
+    } else if (completions.length === 0) {
+      return { kind: 'none' };
+    } else {
+      const lead = last.words.slice(0, -1);
+      const spelled = completions.map((word) => phrase([...lead, word]));
+      parts[parts.length - 1] = spelled.length === 1 ? spelled[0]! : `(${spelled.join(' OR ')})`;
+    }
+  }
+  return { kind: 'match', expression: parts.join(' AND '), terms: terms.length };
 }

@@ -8,7 +8,7 @@ import { requireDocument } from '../core/document';
 import type { AssetKind, AssetReferenceSource, AssetsStore } from '../assets';
 import type { SessionsStore } from '../sessions';
 import { compileItemQuery, ITEM_COLUMNS, type ItemFilter } from './query';
-import { searchText } from './search';
+import { completableWords, MAX_COMPLETIONS, searchWords, type Completions } from './search';
 
 /**
  * All SQL of the gallery (migration 0007). Writes are immediate transactions:
@@ -113,6 +113,13 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
     deleteTags: db.prepare('DELETE FROM gallery_tags WHERE item = ?'),
     index: db.prepare('INSERT INTO gallery_search (rowid, title, prompt) VALUES (?, ?, ?)'),
     unindex: db.prepare('DELETE FROM gallery_search WHERE rowid = ?'),
+    noteWord: db.prepare('INSERT OR IGNORE INTO gallery_search_words (word) VALUES (?)'),
+    // Words are [a-z0-9] (search.ts): '~' sorts after every one of them.
+    completions: db
+      .prepare<[string, string, number], string>(
+        `SELECT word FROM gallery_search_words WHERE word >= ? AND word < ? || '~' ORDER BY word LIMIT ?`,
+      )
+      .pluck(),
     update: db.prepare('UPDATE gallery_items SET title = @title, tags = @tags, starred = @starred, updated_at = @updated_at WHERE seq = @seq'),
     softDelete: db.prepare('UPDATE gallery_items SET deleted_at = ? WHERE seq = ?'),
     up: db.prepare<Record<string, unknown>, ItemRow>(LINEAGE_SQL.up),
@@ -153,8 +160,10 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
   }
 
   function indexEntry(row: { seq: number; title: string | null }, params: Record<string, unknown>): void {
-    const prompt = typeof params.prompt === 'string' ? params.prompt : null;
-    stmts.index.run(row.seq, searchText(row.title), searchText(prompt));
+    const title = row.title === null ? [] : searchWords(row.title);
+    const prompt = typeof params.prompt === 'string' ? searchWords(params.prompt) : [];
+    stmts.index.run(row.seq, title.join(' '), prompt.join(' '));
+    for (const word of completableWords([...title, ...prompt])) stmts.noteWord.run(word);
   }
 
   return {
@@ -214,6 +223,12 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
     requireOwn(studioId: string, id: string): void {
       ownRow(studioId, id);
     },
+
+    /** The indexed words that complete a prefix (see compileSearch); null when there are too many. */
+    completions: ((prefix) => {
+      const words = stmts.completions.all(prefix, prefix, MAX_COMPLETIONS + 1);
+      return words.length > MAX_COMPLETIONS ? null : words;
+    }) as Completions,
 
     list(filter: ItemFilter, after: number | null, limit: number): ItemRow[] {
       const { sql, params } = compileItemQuery(filter, after, limit);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { compileSearch, searchText, searchWords, type SearchPlan } from '../../service/gallery/search';
+import { compileSearch, completableWords, PREFIX_INDEXED, searchText, searchWords, type Completions, type SearchPlan } from '../../service/gallery/search';
 import { propSeed, rng } from '../helpers/prng';
 
 /**
@@ -201,5 +201,35 @@ describe('compileSearch', () => {
       const phraseWords = plan.expression.replace(/ \*$/, '').split(' AND ').flatMap((p) => p.slice(1, -1).split(' '));
       assert.deepEqual(phraseWords, searchWords(q.replace(/"/g, ' ')), label);
     }
+  });
+});
+
+describe('compileSearch: a long last-word prefix spelled out from the word list', () => {
+  const asked: string[] = [];
+  const words: Record<string, string[] | null> = { sunset: ['sunset', 'sunsets'], barbaz: ['barbaz'], nothing: [], many: null };
+  const complete: Completions = (prefix) => {
+    asked.push(prefix);
+    return prefix in words ? words[prefix]! : [];
+  };
+  const rows: [string, SearchPlan, string[]][] = [
+    ['city sunset', { kind: 'match', expression: '"city" AND ("sunset" OR "sunsets")', terms: 2 }, ['sunset']],
+    ['SUNSET', { kind: 'match', expression: '("sunset" OR "sunsets")', terms: 1 }, ['sunset']],
+    ['foo-barbaz', { kind: 'match', expression: '"foo barbaz"', terms: 1 }, ['barbaz']],
+    ['city many', { kind: 'match', expression: '"city" AND "many" *', terms: 2 }, ['many']],
+    ['city nothing', { kind: 'none' }, ['nothing']],
+    ['city sun', { kind: 'match', expression: '"city" AND "sun" *', terms: 2 }, []],
+    ['"city sunset"', { kind: 'match', expression: '"city sunset"', terms: 1 }, []],
+    ['sunset "city"', { kind: 'match', expression: '"sunset" AND "city"', terms: 2 }, []],
+    ["don't", { kind: 'match', expression: '"don t" *', terms: 1 }, []],
+  ];
+  for (const [q, expected, lookups] of rows) {
+    test(`${JSON.stringify(q)} -> ${expected.kind === 'match' ? expected.expression : expected.kind}`, () => {
+      asked.length = 0;
+      assert.deepEqual(compileSearch(q, complete), expected);
+      assert.deepEqual(asked, lookups, `only prefixes longer than ${PREFIX_INDEXED} are looked up`);
+    });
+  }
+  test('completableWords: the distinct words longer than the prefix indexes', () => {
+    assert.deepEqual(completableWords(['a', 'abc', 'abcd', 'sunset', 'abcd', 'q00spb']), ['abcd', 'sunset', 'q00spb']);
   });
 });

@@ -35,10 +35,11 @@ export const m0007Gallery: Migration = {
         updated_at TEXT NOT NULL,
         deleted_at TEXT
       ) STRICT;
-      -- Each ends in seq (the row id), so "= value ORDER BY seq DESC" is one index range.
+      -- Each ends in seq (the row id), so "= value ORDER BY seq DESC" is one index range;
+      -- query.ts names the one a page walks (itemIndexFor).
       CREATE INDEX gallery_items_live_by_studio ON gallery_items(studio_id) WHERE deleted_at IS NULL;
       CREATE INDEX gallery_items_live_by_kind ON gallery_items(studio_id, kind) WHERE deleted_at IS NULL;
-      CREATE INDEX gallery_items_live_by_star ON gallery_items(studio_id, starred) WHERE deleted_at IS NULL;
+      CREATE INDEX gallery_items_live_starred ON gallery_items(studio_id) WHERE deleted_at IS NULL AND starred = 1;
       CREATE INDEX gallery_items_by_asset ON gallery_items(asset_id);
       CREATE INDEX gallery_items_by_session ON gallery_items(session_id) WHERE session_id IS NOT NULL;
 
@@ -63,6 +64,9 @@ export const m0007Gallery: Migration = {
         tokenize = 'ascii',
         prefix = '1 2 3'
       );
+      -- Every indexed word longer than 3 characters, once: a typed prefix longer than the
+      -- prefix indexes is spelled out as the words it completes (search.ts compileSearch).
+      CREATE TABLE gallery_search_words (word TEXT PRIMARY KEY) STRICT, WITHOUT ROWID;
     `);
   },
 };

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { after, before, describe, test } from 'node:test';
 import { client } from './helpers/http';
 import { assertError } from './helpers/scenario';
@@ -53,6 +55,23 @@ const make = (c: Client, assetId: string, inputs: string[] = [], title?: string)
 const up = (c: Client, id: string, limit = 500) => walk(c, `/gallery/items/${id}/lineage`, limit).then(ids);
 const down = (c: Client, assetId: string, limit = 500) => walk(c, `/assets/${assetId}/lineage`, limit).then(ids);
 const order = (...items: any[]) => ids(newestFirst(items));
+
+/** What the database still holds of items (a read-only peek: hard deletion is not visible through the API). */
+function storedRows(itemIds: string[]): { items: number; inputs: number; tags: number } {
+  const db = new Database(join(svc.dataDir, 'backlot.db'), { readonly: true });
+  try {
+    const list = JSON.stringify(itemIds);
+    const seqs = `(SELECT seq FROM gallery_items WHERE id IN (SELECT value FROM json_each(?)))`;
+    const count = (sql: string) => (db.prepare(sql).pluck().get(list) as number);
+    return {
+      items: count('SELECT count(*) FROM gallery_items WHERE id IN (SELECT value FROM json_each(?))'),
+      inputs: count(`SELECT count(*) FROM gallery_inputs WHERE item IN ${seqs}`),
+      tags: count(`SELECT count(*) FROM gallery_tags WHERE item IN ${seqs}`),
+    };
+  } finally {
+    db.close();
+  }
+}
 
 // ---------------------------------------------------------------------------
 describe('lineage through generations', () => {
@@ -233,8 +252,8 @@ describe('reclaim: live items and their inputs are references', () => {
     // q (live) → p (dead) → l (dead) → l2 (live); p's asset is referenced by dead items only.
     const [qa, pa, la, l2a] = [await asset(), await asset(), await asset(), await asset()];
     const q = await make(alpha, qa);
-    const p = await make(alpha, pa, [qa]);
-    const l = await make(alpha, la, [pa]);
+    const p = await createItem(alpha, { asset_id: pa, inputs: [{ asset_id: qa, role: 'in0' }], tags: ['p-tag'] });
+    const l = await createItem(alpha, { asset_id: la, inputs: [{ asset_id: pa, role: 'in0' }], tags: ['l-tag'] });
     const l2 = await make(alpha, l2a, [la]);
     for (const dead of [p, l]) assert.equal((await alpha.delete(`/gallery/items/${dead.id}`)).status, 204);
     assert.deepEqual(await up(alpha, l2.id), [q.id], 'the walk passes through the soft-deleted items');
@@ -247,10 +266,13 @@ describe('reclaim: live items and their inputs are references', () => {
     assert.deepEqual(preview.json.assets, [pa]);
     assert.deepEqual([...preview.json.items].sort(), [p.id, l.id].sort());
     assert.deepEqual(await up(alpha, l2.id), [q.id], 'a preview changes nothing');
+    assert.deepEqual(storedRows([p.id, l.id]), { items: 2, inputs: 2, tags: 2 }, 'soft-deleted items keep their rows, inputs and tags');
     const done = await reclaim({ asset_ids: [pa], confirm: preview.json.preview });
     assert.equal(done.status, 200, done.text);
     assert.deepEqual(done.json.reclaimed, [pa]);
 
+    assert.deepEqual(storedRows([p.id, l.id]), { items: 0, inputs: 0, tags: 0 }, 'hard-deleted: rows, inputs and tags');
+    assert.deepEqual(storedRows([q.id, l2.id]).items, 2);
     assert.deepEqual(await up(alpha, l2.id), [], 'the hard-deleted items no longer link l2 to q');
     assert.deepEqual(await down(alpha, qa), []);
     for (const gone of [p, l]) {

@@ -102,6 +102,7 @@ describe('the rules of q', () => {
     ['Chinese: characters not adjacent in the text do not match as one word', '猫睡', []],
     ['Chinese: two words, both needed', '猫 睡觉', ['chinese']],
     ['Japanese: a word inside a run', '寝て', ['japanese']],
+    ['Japanese: kana at the end of a run', 'いる', ['japanese']],
     ['Thai: a word inside a run', 'นอน', ['thai']],
     ['Thai: a word with a vowel mark', 'หลับ', ['thai']],
     ['Korean: a syllable inside a word', '양', ['korean']],
@@ -151,6 +152,8 @@ describe('the rules of q', () => {
     const a = await createItem(delta, { asset_id: asset, title: 'tagged zebra', tags: ['t1', 't2'] });
     const b = await createItem(delta, { asset_id: asset, title: 'tagged zebra too', tags: ['t1'] });
     assert.deepEqual(ids(await walk(delta, '/gallery/items?q=tagged&tag=t1', 1)), [b.id, a.id]);
+    assert.deepEqual(ids(await walk(delta, '/gallery/items?q=tagged&tag=t2', 1)), [a.id], 'a single tag narrows a search');
+    assert.deepEqual(ids(await walk(delta, '/gallery/items?q=tagged&tag=t3', 1)), []);
     assert.deepEqual(ids(await walk(delta, '/gallery/items?q=tagged+zebra&tag=t1&tag=t2', 1)), [a.id]);
     for (const it of [a, b]) assert.equal((await delta.delete(`/gallery/items/${it.id}`)).status, 204);
   });

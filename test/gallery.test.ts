@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { client } from './helpers/http';
+import { client, send } from './helpers/http';
 import { assertError, runScenarios, type Scenario, type ScenarioEnv } from './helpers/scenario';
 import { startService, type TestService } from './helpers/service';
 import { assertItem, createItem, newAsset, UNKNOWN_ID, type Client } from './helpers/gallery';
@@ -173,6 +173,16 @@ describe('POST /gallery/items', () => {
     assert.equal(it.updated_at, it.created_at);
     assert.ok(it.created_at >= before && it.created_at <= new Date().toISOString(), it.created_at);
     assert.deepEqual(assertItem(await alpha.get(`/gallery/items/${it.id}`), 200), it);
+  });
+
+  test('params are stored as sent, every member included (even one named __proto__)', async () => {
+    const raw = `{"asset_id":"${env.ids.asset}","params":{"__proto__":{"x":1},"prompt":"proto","constructor":"c","a":{"__proto__":[1]}}}`;
+    const res = await send(svc.port, { method: 'POST', path: '/api/v1/gallery/items', token: env.tokens.alpha, raw });
+    const it = assertItem(res, 201);
+    const expected = JSON.parse('{"__proto__":{"x":1},"prompt":"proto","constructor":"c","a":{"__proto__":[1]}}');
+    assert.deepEqual(Object.keys(it.params), ['__proto__', 'prompt', 'constructor', 'a']);
+    assert.deepEqual(it.params, expected);
+    assert.deepEqual(JSON.parse((await alpha.get(`/gallery/items/${it.id}`)).text).params, expected);
   });
 
   test('only asset_id is required; the defaults', async () => {

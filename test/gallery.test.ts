@@ -120,6 +120,13 @@ describe('who sees what: another studio\'s item, deleted items', () => {
     { name: 'lineage of another studio\'s item with gallery.read_all: 200', path: (e) => `${item(e, 'betaItem')}/lineage`, as: 'alphaAll', expectStatus: 200, expectJson: { items: [], next_cursor: null } },
     { name: 'GET an unknown item: 404', path: `/gallery/items/${UNKNOWN_ID}`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'GET an id of no ULID form: 404', path: '/gallery/items/nope', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
+    // An id that cannot exist is absent like any unknown one (GET and DELETE answer only 404, interface §Gallery).
+    { name: 'GET an id of 65 characters: 404', path: `/gallery/items/${'A'.repeat(65)}`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
+    { name: 'GET an id of 2,000 characters: 404', path: `/gallery/items/${'A'.repeat(2000)}`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
+    { name: 'DELETE an id of 65 characters: 404', method: 'DELETE', path: `/gallery/items/${'A'.repeat(65)}`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
+    { name: 'PATCH an id of 65 characters: 404', method: 'PATCH', path: `/gallery/items/${'A'.repeat(65)}`, as: 'alpha', body: { title: 'x' }, contentType: MERGE, expectStatus: 404, expectCode: 'not_found' },
+    { name: 'lineage of an id of 65 characters: 404', path: `/gallery/items/${'A'.repeat(65)}/lineage`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
+    { name: 'asset lineage of an id of 65 characters: 404', path: `/assets/${'A'.repeat(65)}/lineage`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'PATCH an unknown item: 404', method: 'PATCH', path: `/gallery/items/${UNKNOWN_ID}`, as: 'alpha', body: { title: 'x' }, contentType: MERGE, expectStatus: 404, expectCode: 'not_found' },
     { name: 'DELETE an unknown item: 404', method: 'DELETE', path: `/gallery/items/${UNKNOWN_ID}`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'lineage of an unknown item: 404', path: `/gallery/items/${UNKNOWN_ID}/lineage`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },

@@ -100,7 +100,8 @@ export const listQuery = z.object({
 export type ListQuery = z.infer<typeof listQuery>;
 
 export const lineageQuery = z.object(pageQuery);
-export const idParams = z.object({ id });
+/** Any text: an id that cannot exist is absent (404) like any unknown one. */
+export const idParams = z.object({ id: z.string() });
 
 export const item = z.object({
   id: z.string(),

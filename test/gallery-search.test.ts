@@ -18,6 +18,8 @@ let delta: Client;
 let token = '';
 let asset = '';
 const items: Record<string, any> = {};
+let omegaItem: any;
+let deltaAll: Client;
 
 /** Title and prompt of each item, by name. */
 const CORPUS: Record<string, { title?: string | null; prompt?: unknown; tags?: string[]; params?: Record<string, unknown> }> = {
@@ -66,7 +68,8 @@ before(async () => {
   // Another studio's matching item is never found by delta's search.
   const other = svc.studio('omega', ['gallery', 'assets']);
   const oc = client(svc.port, other);
-  await createItem(oc, { asset_id: (await newAsset(svc.port, other)).id, title: 'zebra from omega' });
+  omegaItem = await createItem(oc, { asset_id: (await newAsset(svc.port, other)).id, title: 'zebra from omega' });
+  deltaAll = client(svc.port, svc.token('delta', ['gallery', 'gallery.read_all']));
 });
 
 after(async () => {
@@ -126,6 +129,13 @@ describe('the rules of q', () => {
     ['another studio\'s items are not searched', 'omega', []],
   ];
   for (const [name, q, expected] of rows) test(`${name}: q=${q}`, () => finds(q, expected));
+
+  test('with scope=all, q searches every studio; studio narrows it', async () => {
+    const zebras = ['sunset', 'savanna', 'zebraOnly', 'xylophone', 'xray'].map((n) => items[n]);
+    assert.deepEqual(ids(await walk(deltaAll, '/gallery/items?scope=all&q=zebra', 2)), ids(newestFirst([...zebras, omegaItem])));
+    assert.deepEqual(ids(await walk(deltaAll, '/gallery/items?scope=all&studio=omega&q=zebra', 2)), [omegaItem.id]);
+    assert.deepEqual(ids(await walk(deltaAll, '/gallery/items?scope=all&studio=omega&q=savanna', 2)), []);
+  });
 
   test('an empty or blank q is no filter', async () => {
     const all = ids((await delta.get('/gallery/items?limit=500')).json.items);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../core/pagination';
 import { parseInstant } from '../core/time';
+import { isJsonObject } from '../core/merge-patch';
 import { ASSET_KINDS } from '../assets';
 
 /** decisions §6: ItemCreate, ItemUpdate, Item and the list query. Limits: docs/api.md §Gallery. */
@@ -40,13 +41,18 @@ const input = z.strictObject({
   role: label(LIMITS.roleChars, 'role').meta({ description: `What the input was for, e.g. \`init_image\`; 1..${LIMITS.roleChars} characters.` }),
 });
 
+/** Checked, not copied: a copy would drop a member named `__proto__`, so the object would not be stored as sent. */
+const params = z
+  .custom<Record<string, unknown>>(isJsonObject, { message: 'params must be a JSON object' })
+  .meta({ type: 'object', description: 'Generation parameters; `params.prompt` (a string) is searched by `q`.' });
+
 export const itemCreate = z.strictObject({
   asset_id: id.meta({ description: 'The output: an asset the caller can read (else 404).' }),
   title: title.optional(),
   tags: tags.optional(),
   starred: z.boolean().optional(),
   session_id: id.nullable().optional().meta({ description: 'One of the caller\'s live sessions (else 422 `unknown_session`).' }),
-  params: z.record(z.string(), z.unknown()).optional().meta({ description: 'Generation parameters; `params.prompt` (a string) is searched by `q`.' }),
+  params: params.optional(),
   inputs: z.array(input).max(LIMITS.inputs).optional().meta({ description: `Up to ${LIMITS.inputs}; duplicate (asset_id, role) pairs collapse.` }),
 });
 export type ItemCreate = z.infer<typeof itemCreate>;
@@ -94,7 +100,8 @@ export const listQuery = z.object({
 export type ListQuery = z.infer<typeof listQuery>;
 
 export const lineageQuery = z.object(pageQuery);
-export const idParams = z.object({ id });
+/** Any text: an id that cannot exist is absent (404) like any unknown one. */
+export const idParams = z.object({ id: z.string() });
 
 export const item = z.object({
   id: z.string(),

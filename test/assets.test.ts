@@ -288,6 +288,8 @@ describe('read', () => {
   runScenarios(() => env, [
     { name: 'GET of an id that is not a ULID is 404 like any unknown id', path: '/assets/nope', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'GET of an unknown asset is 404', path: '/assets/01ARZ3NDEKTSV4RRFFQ69G5FAV', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
+    { name: 'GET of an id of 300 characters is 404, not 400', path: `/assets/${'A'.repeat(300)}`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
+    { name: 'the thumbnail of an id of 300 characters is 404', path: `/assets/${'A'.repeat(300)}/thumb`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'GET of another studio\'s asset is 404', path: (e) => `/assets/${e.ids!.video}`, as: 'gamma', expectStatus: 404, expectCode: 'not_found' },
     { name: 'GET without the capability is 403', path: (e) => `/assets/${e.ids!.video}`, as: 'noAssets', expectStatus: 403, expectCode: 'capability_required' },
     { name: 'GET without a token is 401', path: (e) => `/assets/${e.ids!.video}`, expectStatus: 401, expectCode: 'unauthenticated' },

@@ -211,7 +211,7 @@ describe('scope and studio', () => {
     assert.deepEqual(filtered, [...expected, env.ids.betaItem, env.ids.alphaItem], 'filters apply across studios');
   });
 
-  const get = (name: string, query: string, expectStatus = 400, expectCode = 'bad_request', as = 'gammaAll'): Scenario => ({
+  const get = (name: string, query: string, expectStatus = 400, expectCode: string | undefined = expectStatus === 400 ? 'bad_request' : undefined, as = 'gammaAll'): Scenario => ({
     name,
     path: `/gallery/items?${query}`,
     as,
@@ -238,6 +238,14 @@ describe('scope and studio', () => {
     get('since on February 30: 400', 'since=2026-02-30T00:00:00Z'),
     get('until not an instant: 400', 'until=soon'),
     get('until a number: 400', 'until=1700000000000'),
+    get('an empty tag: 400', 'tag='),
+    get('a tag over 100 characters: 400', `tag=${'t'.repeat(101)}`),
+    get('21 tags: 400', Array.from({ length: 21 }, (_, n) => `tag=t${n}`).join('&')),
+    get('20 tags: 200', Array.from({ length: 20 }, (_, n) => `tag=t${n}`).join('&'), 200),
+    get('kind given twice: 400', 'kind=image&kind=video'),
+    get('q given twice: 400', 'q=a&q=b'),
+    get('an asset_id of any length: 200 (an empty page)', `asset_id=${'A'.repeat(300)}`, 200),
+    get('a session_id of any length: 200 (an empty page)', `session_id=${'S'.repeat(300)}`, 200),
     get('limit 0: 400', 'limit=0'),
     get('limit 501: 400', 'limit=501'),
     get('limit not a number: 400', 'limit=ten'),

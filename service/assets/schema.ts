@@ -8,8 +8,10 @@ export type AssetKind = (typeof ASSET_KINDS)[number];
 export const THUMB_WIDTH = 320;
 
 /** Ids are not checked for form: one that cannot exist is 404 like any unknown id (docs/api.md). */
-const assetId = z.string().min(1).max(64);
+const assetId = z.string();
 export const idParams = z.object({ id: assetId });
+/** Ids in a body are echoed in `not_reclaimable` details: bounded. */
+const listedAssetId = z.string().min(1).max(64);
 
 
 const kind = z.enum(ASSET_KINDS).meta({ description: 'image, video, audio or other.' });
@@ -59,7 +61,7 @@ export const thumbQuery = z.object({
 });
 
 export const reclaimBody = z.strictObject({
-  asset_ids: z.array(assetId).min(1).max(1000).optional().meta({ description: 'Only these assets (default: every reclaimable asset the caller can read).' }),
+  asset_ids: z.array(listedAssetId).min(1).max(1000).optional().meta({ description: 'Only these assets (default: every reclaimable asset the caller can read).' }),
   confirm: z.string().min(1).max(200).optional().meta({ description: 'The `preview` of an earlier answer: reclaims when the set is unchanged.' }),
 });
 export type ReclaimBody = z.infer<typeof reclaimBody>;

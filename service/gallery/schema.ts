@@ -89,9 +89,9 @@ export const listQuery = z.object({
     .union([label(LIMITS.tagChars, 'tag'), z.array(label(LIMITS.tagChars, 'tag')).max(LIMITS.queryTags)])
     .optional()
     .meta({ description: `Repeatable (up to ${LIMITS.queryTags}); every given tag must be present.` }),
-  session_id: id.optional(),
+  session_id: z.string().optional().meta({ description: 'Items recorded in this session (deleted sessions too).' }),
   starred: boolText.optional().meta({ type: 'boolean' }),
-  asset_id: id.optional().meta({ description: 'Items whose output is this asset.' }),
+  asset_id: z.string().optional().meta({ description: 'Items whose output is this asset.' }),
   since: instant.optional().meta({ description: 'Created at or after (RFC 3339).' }),
   until: instant.optional().meta({ description: 'Created before (RFC 3339).' }),
   q: z.string().optional().meta({ description: 'Full-text over title and `params.prompt` (decisions §6); any text is valid.' }),

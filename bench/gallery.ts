@@ -12,6 +12,7 @@ import { createGalleryStore, LINEAGE_SQL, type GalleryStore } from '../service/g
 import { compileItemQuery, type ItemFilter } from '../service/gallery/query';
 import { compileSearch } from '../service/gallery/search';
 import { startServer, type ChildServer } from './harness';
+import { rng } from '../test/helpers/prng';
 import { backlot, BACKLOT, fmt, httpClient, table, timeRuns, type Client } from './common';
 
 /**
@@ -175,7 +176,7 @@ function seed(db: Db): Seeded {
     );
     return id;
   };
-  const random = prng(42);
+  const random = rng(42).next;
   const batch = (count: number, make: (i: number) => void) => {
     for (let i = 0; i < count; i += 5000) {
       db.transaction(() => {
@@ -284,15 +285,4 @@ function pick(cdf: number[], r: number): number {
     else hi = mid;
   }
   return lo;
-}
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

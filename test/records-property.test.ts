@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { startService, type TestService } from './helpers/service';
 import { client } from './helpers/http';
 import { evaluate, type Json, type RefClause, type RefRecord } from './helpers/records-reference';
+import { propSeed, rng } from './helpers/prng';
 
 /**
  * Property test (issue 3, deliver 4): an index never changes results. The same
@@ -13,25 +14,11 @@ import { evaluate, type Json, type RefClause, type RefRecord } from './helpers/r
  * BACKLOT_PROP_SEED=N reruns one case.
  */
 
-const SEED = Number(process.env.BACKLOT_PROP_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const SEED = propSeed();
 const DOCS = 1000;
 const QUERIES = 600;
 const FIELDS = ['a', 'b', 'c', 'd', 'e', 'f'];
 
-/** mulberry32: small, seeded, good enough to pick test cases. */
-function rng(seed: number) {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-  return { next, int, pick };
-}
 const r = rng(SEED);
 
 const STRINGS = ['', 'a', 'A', 'ab', 'abc', 'b', 'B:c', 'x:y:z', '1', '2.5', 'true', 'null', 'é', 'e\u0301', '日本', '日本語', '😀', 'a😀b', 'ÿ', '\uffff', ' a', 'a b', '"q"', 'long-' + 'x'.repeat(300)];

@@ -29,9 +29,7 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
     if (!view) throw ApiError.notFound('The asset');
     return view;
   };
-  const visible = ({ params, principal }: { params: { id: string }; principal: Principal }) => {
-    readable(principal, params.id);
-  };
+  const visible = ({ params, principal }: { params: { id: string }; principal: Principal }) => readable(principal, params.id);
 
   return [
     route({
@@ -83,8 +81,7 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
       successType: 'application/octet-stream',
       success: { status: 200, description: 'The whole file (206 for a range; Content-Type is the stored media type)' },
       errors: [400, 404, 410, 416],
-      async handle({ params, principal, ctx }) {
-        const view = readable(principal, params.id);
+      async handle({ seen: view, ctx }) {
         const fd = await openBlob(domain, view);
         const size = (await fstatAsync(fd)).size;
         const headers: Record<string, string> = { 'Accept-Ranges': 'bytes', ...FILE_HEADERS };
@@ -117,8 +114,7 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
       successType: 'image/webp',
       success: { status: 200, description: 'image/webp, 320 px wide, aspect kept' },
       errors: [400, 404, 410, 501],
-      async handle({ params, principal, ctx }) {
-        const view = readable(principal, params.id);
+      async handle({ seen: view, ctx }) {
         if (view.reclaimed_at !== null) throw ApiError.assetMissing();
         if (view.kind !== 'image') throw ApiError.unsupported(`Thumbnails exist for images only; this asset is ${view.kind}.`);
         const source = blobs.blobPath(view.sha256, view.ext);

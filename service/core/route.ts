@@ -37,16 +37,18 @@ export interface Reply {
   headers?: Record<string, string>;
 }
 
-export interface RouteInput<P, Q, B> {
+export interface RouteInput<P, Q, B, V = void> {
   params: P;
   query: Q;
   body: B;
+  /** What `visible` found (the resource it checked), so the handler need not read it again. */
+  seen: V;
   principal: Principal;
   ifMatch: IfMatch;
   ctx: Context;
 }
 
-export interface Route<P = any, Q = any, B = any> {
+export interface Route<P = any, Q = any, B = any, V = any> {
   method: Method;
   /** OpenAPI path template under base_url: `{name}` one segment, `{name+}` the rest of the path. */
   path: string;
@@ -65,7 +67,7 @@ export interface Route<P = any, Q = any, B = any> {
    * see it. Runs before the body is read, because something the caller may not
    * see is 404 before any other answer about it (decisions §11).
    */
-  visible?: (input: { params: P; principal: Principal }) => void;
+  visible?: (input: { params: P; principal: Principal }) => V;
   body?: ZodType<B>;
   /** Body media type for the reference (default application/json). */
   bodyType?: 'application/json' | 'application/merge-patch+json';
@@ -79,13 +81,13 @@ export interface Route<P = any, Q = any, B = any> {
   headers?: { name: string; description: string; required?: boolean }[];
   success: { status: number; description: string; schema?: ZodType; etag?: boolean };
   errors: number[];
-  handle(input: RouteInput<P, Q, B>): Reply | Promise<Reply>;
+  handle(input: RouteInput<P, Q, B, V>): Reply | Promise<Reply>;
 }
 
 /** Helper that keeps a route's input types inferred from its schemas. */
-export function route<P = Record<string, never>, Q = Record<string, never>, B = undefined>(
-  r: Route<P, Q, B>,
-): Route<P, Q, B> {
+export function route<P = Record<string, never>, Q = Record<string, never>, B = undefined, V = void>(
+  r: Route<P, Q, B, V>,
+): Route<P, Q, B, V> {
   return r;
 }
 
@@ -119,12 +121,12 @@ function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Prom
 
   const params = r.params ? parseWith(r.params, rawParams, 'path') : rawParams;
   const query = r.query ? parseWith(r.query, ctx.query, 'query') : {};
-  r.visible?.({ params, principal });
+  const seen = r.visible?.({ params, principal });
   // Only routes that take If-Match read it: elsewhere (a GET) the header means nothing.
   const ifMatch = r.headers?.includes(IF_MATCH_HEADER)
     ? parseIfMatch(ctx.get('If-Match') || undefined)
     : ABSENT;
-  const input = { params, query, principal, ifMatch, ctx };
+  const input = { params, query, principal, ifMatch, ctx, seen };
   if (!readBody) return r.handle({ ...input, body: undefined });
   return readBody().then((raw) => r.handle({ ...input, body: parseWith(r.body!, raw, 'body') }));
 }

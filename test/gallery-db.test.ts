@@ -306,3 +306,36 @@ describe('search property: store.list with q equals a reference matcher on searc
     }
   });
 });
+
+describe('the search index holds live items only (README invariants)', () => {
+  const search = (q: string) => {
+    const plan = compileSearch(q, fx.gallery.completions);
+    return plan.kind === 'match' ? fx.gallery.list({ studioId: 'alpha', tags: [], match: plan.expression }, null, 50).map((row) => row.id) : [];
+  };
+
+  test('a deleted item leaves the index: after reclaim purges it and its row id is reused, its words find nothing', () => {
+    // The newest item overall, so that SQLite hands its row id (max + 1) to the next item once it is purged.
+    const asset = fx.newAsset(['alpha']);
+    const doomed = fx.gallery.create('alpha', { asset_id: asset, title: 'quokka lantern', params: { prompt: 'marmalade' } });
+    assert.deepEqual(search('quokka'), [doomed.id]);
+    fx.gallery.delete('alpha', doomed.id);
+    fx.assets.transaction(() => fx.assets.markReclaimed([asset], new Date().toISOString()));
+    assert.equal((fx.db.prepare('SELECT count(*) AS n FROM gallery_items WHERE id = ?').get(doomed.id) as { n: number }).n, 0, 'purged');
+
+    const next = fx.gallery.create('alpha', { asset_id: fx.newAsset(['alpha']), title: 'plain heron' });
+    assert.equal(next.seq, doomed.seq, 'the row id was reused (the case this test is about)');
+    for (const q of ['quokka', 'lantern', 'marmalade', 'quok', 'marmalade quokka']) assert.deepEqual(search(q), [], q);
+    assert.deepEqual(search('heron'), [next.id]);
+  });
+
+  test('a title change takes the old title\'s words out and the prompt stays', () => {
+    const item = fx.gallery.create('alpha', { asset_id: fx.newAsset(['alpha']), title: 'wombat', params: { prompt: 'ochre' } });
+    fx.gallery.update('alpha', item.id, { title: 'bilby' });
+    assert.deepEqual(search('wombat'), []);
+    assert.deepEqual(search('bilby ochre'), [item.id]);
+    // Deleted: neither its title nor its prompt is in the index any more (row ids of dead items never match).
+    fx.gallery.delete('alpha', item.id);
+    const dead = (fx.db.prepare("SELECT count(*) AS n FROM gallery_search WHERE gallery_search MATCH '\"bilby\" OR \"ochre\"'").get() as { n: number }).n;
+    assert.equal(dead, 0);
+  });
+});

@@ -5,6 +5,7 @@ import { compileSearch, searchWords } from '../service/gallery/search';
 import { LINEAGE_SQL } from '../service/gallery';
 import { openGallery, queryPlan, type GalleryFixture } from './helpers/gallery-db';
 import { propSeed, rng } from './helpers/prng';
+import { encodeTime } from 'ulid';
 
 /**
  * The gallery on a real database (migration 0007, the real stores, no HTTP):
@@ -337,5 +338,29 @@ describe('the search index holds live items only (README invariants)', () => {
     fx.gallery.delete('alpha', item.id);
     const dead = (fx.db.prepare("SELECT count(*) AS n FROM gallery_search WHERE gallery_search MATCH '\"bilby\" OR \"ochre\"'").get() as { n: number }).n;
     assert.equal(dead, 0);
+  });
+});
+
+describe('creation order survives a clock stepped back (migration 0007: seq, id and created_at grow together)', () => {
+  test('an item recorded after one stamped in the future gets a greater id and the same instant, and lists first', () => {
+    const own = openGallery(['alpha']);
+    try {
+      const asset = own.newAsset();
+      const first = own.gallery.create('alpha', { asset_id: asset });
+      // As if the previous run's clock was an hour ahead: its newest item carries a future id.
+      const future = Date.now() + 3_600_000;
+      const futureId = `${encodeTime(future, 10)}${'0'.repeat(16)}`;
+      own.db.prepare('UPDATE gallery_items SET id = ?, created_at = ? WHERE seq = ?').run(futureId, new Date(future).toISOString(), first.seq);
+      const next = own.gallery.create('alpha', { asset_id: asset });
+      assert.ok(next.id > futureId, `${next.id} > ${futureId}`);
+      assert.equal(next.created_at, new Date(future).toISOString());
+      const listed = own.gallery.list({ studioId: 'alpha', tags: [] }, null, 10).map((row) => row.id);
+      assert.deepEqual(listed, [next.id, futureId], 'newest first is id order');
+      // since at the future instant finds both (both were created at it), until finds neither.
+      assert.deepEqual(own.gallery.list({ studioId: 'alpha', tags: [], since: new Date(future).toISOString() }, null, 10).length, 2);
+      assert.deepEqual(own.gallery.list({ studioId: 'alpha', tags: [], until: new Date(future).toISOString() }, null, 10).length, 0);
+    } finally {
+      own.close();
+    }
   });
 });

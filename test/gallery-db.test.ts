@@ -5,6 +5,7 @@ import { compileSearch, searchWords } from '../service/gallery/search';
 import { LINEAGE_SQL } from '../service/gallery';
 import { openGallery, queryPlan, type GalleryFixture } from './helpers/gallery-db';
 import { propSeed, rng } from './helpers/prng';
+import { encodeTime } from 'ulid';
 
 /**
  * The gallery on a real database (migration 0007, the real stores, no HTTP):
@@ -303,6 +304,63 @@ describe('search property: store.list with q equals a reference matcher on searc
       const plan = compileSearch(q, fx.gallery.completions);
       if (plan.kind !== 'match') continue;
       assert.doesNotThrow(() => fx.gallery.list({ studioId: null, tags: [], match: plan.expression }, null, 5), JSON.stringify(q));
+    }
+  });
+});
+
+describe('the search index holds live items only (README invariants)', () => {
+  const search = (q: string) => {
+    const plan = compileSearch(q, fx.gallery.completions);
+    return plan.kind === 'match' ? fx.gallery.list({ studioId: 'alpha', tags: [], match: plan.expression }, null, 50).map((row) => row.id) : [];
+  };
+
+  test('a deleted item leaves the index: after reclaim purges it and its row id is reused, its words find nothing', () => {
+    // The newest item overall, so that SQLite hands its row id (max + 1) to the next item once it is purged.
+    const asset = fx.newAsset(['alpha']);
+    const doomed = fx.gallery.create('alpha', { asset_id: asset, title: 'quokka lantern', params: { prompt: 'marmalade' } });
+    assert.deepEqual(search('quokka'), [doomed.id]);
+    fx.gallery.delete('alpha', doomed.id);
+    fx.assets.transaction(() => fx.assets.markReclaimed([asset], new Date().toISOString()));
+    assert.equal((fx.db.prepare('SELECT count(*) AS n FROM gallery_items WHERE id = ?').get(doomed.id) as { n: number }).n, 0, 'purged');
+
+    const next = fx.gallery.create('alpha', { asset_id: fx.newAsset(['alpha']), title: 'plain heron' });
+    assert.equal(next.seq, doomed.seq, 'the row id was reused (the case this test is about)');
+    for (const q of ['quokka', 'lantern', 'marmalade', 'quok', 'marmalade quokka']) assert.deepEqual(search(q), [], q);
+    assert.deepEqual(search('heron'), [next.id]);
+  });
+
+  test('a title change takes the old title\'s words out and the prompt stays', () => {
+    const item = fx.gallery.create('alpha', { asset_id: fx.newAsset(['alpha']), title: 'wombat', params: { prompt: 'ochre' } });
+    fx.gallery.update('alpha', item.id, { title: 'bilby' });
+    assert.deepEqual(search('wombat'), []);
+    assert.deepEqual(search('bilby ochre'), [item.id]);
+    // Deleted: neither its title nor its prompt is in the index any more (row ids of dead items never match).
+    fx.gallery.delete('alpha', item.id);
+    const dead = (fx.db.prepare("SELECT count(*) AS n FROM gallery_search WHERE gallery_search MATCH '\"bilby\" OR \"ochre\"'").get() as { n: number }).n;
+    assert.equal(dead, 0);
+  });
+});
+
+describe('creation order survives a clock stepped back (migration 0007: seq, id and created_at grow together)', () => {
+  test('an item recorded after one stamped in the future gets a greater id and the same instant, and lists first', () => {
+    const own = openGallery(['alpha']);
+    try {
+      const asset = own.newAsset();
+      const first = own.gallery.create('alpha', { asset_id: asset });
+      // As if the previous run's clock was an hour ahead: its newest item carries a future id.
+      const future = Date.now() + 3_600_000;
+      const futureId = `${encodeTime(future, 10)}${'0'.repeat(16)}`;
+      own.db.prepare('UPDATE gallery_items SET id = ?, created_at = ? WHERE seq = ?').run(futureId, new Date(future).toISOString(), first.seq);
+      const next = own.gallery.create('alpha', { asset_id: asset });
+      assert.ok(next.id > futureId, `${next.id} > ${futureId}`);
+      assert.equal(next.created_at, new Date(future).toISOString());
+      const listed = own.gallery.list({ studioId: 'alpha', tags: [] }, null, 10).map((row) => row.id);
+      assert.deepEqual(listed, [next.id, futureId], 'newest first is id order');
+      // since at the future instant finds both (both were created at it), until finds neither.
+      assert.deepEqual(own.gallery.list({ studioId: 'alpha', tags: [], since: new Date(future).toISOString() }, null, 10).length, 2);
+      assert.deepEqual(own.gallery.list({ studioId: 'alpha', tags: [], until: new Date(future).toISOString() }, null, 10).length, 0);
+    } finally {
+      own.close();
     }
   });
 });

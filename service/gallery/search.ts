@@ -95,20 +95,23 @@ export function compileSearch(q: string, complete?: Completions): SearchPlan {
   }
   if (terms.length === 0) return q.trim() === '' ? { kind: 'all' } : { kind: 'none' };
   const phrase = (words: readonly string[]) => `"${words.join(' ')}"`;
-  const parts = terms.map((t) => phrase(t.words));
   const last = terms[terms.length - 1]!;
+  let tail = phrase(last.words);
   if (!last.quoted) {
     const prefix = last.words[last.words.length - 1]!;
     const completions = complete && prefix.length > PREFIX_INDEXED ? complete(prefix) : null;
     if (completions === null) {
-      parts[parts.length - 1] += ' *';
+      tail += ' *';
     } else if (completions.length === 0) {
       return { kind: 'none' };
     } else {
       const lead = last.words.slice(0, -1);
       const spelled = completions.map((word) => phrase([...lead, word]));
-      parts[parts.length - 1] = spelled.length === 1 ? spelled[0]! : `(${spelled.join(' OR ')})`;
+      tail = spelled.length === 1 ? spelled[0]! : `(${spelled.join(' OR ')})`;
     }
   }
-  return { kind: 'match', expression: parts.join(' AND '), terms: terms.length };
+  // Each term once: a repeat changes nothing in an AND, but FTS5 would walk its postings
+  // again for every candidate row (a q of 3,000 repeated words: seconds at 100,000 items).
+  const parts = [...new Set([...terms.slice(0, -1).map((t) => phrase(t.words)), tail])];
+  return { kind: 'match', expression: parts.join(' AND '), terms: parts.length };
 }

@@ -42,6 +42,7 @@ const CORPUS: Record<string, { title?: string | null; prompt?: unknown; tags?: s
   symbols: { title: 'C++ & "quotes" (brackets) *star* title:foo NEAR(a b) -minus ^caret' },
   emoji: { title: 'party 🎉 time' },
   queen: { title: 'Quiet QUEEN', prompt: 'AI猫 mix' },
+  long: { prompt: Array.from({ length: 20 }, (_, i) => `word${i}`).join(' ') },
 };
 
 function body(name: string): Record<string, unknown> {
@@ -77,7 +78,12 @@ after(async () => {
 });
 
 describe('the rules of q', () => {
+  const words = (order: number[]) => order.map((i) => `word${i}`).join(' ');
   const rows: [string, string, string[]][] = [
+    // docs/api.md §Full-text q: the first 16 phrase words of q stand as written, later ones need only be present.
+    ['a quoted phrase of 20 words finds its prompt', `"${words([...Array(20).keys()])}"`, ['long']],
+    ['the 16 words of a phrase must stand together', `"${words([1, 0, ...Array.from({ length: 14 }, (_, i) => i + 2)])}"`, []],
+    ['past 16, a phrase\'s words need only be present', `"${words([...Array.from({ length: 16 }, (_, i) => i), 19, 18, 17, 16])}"`, ['long']],
     ['one word, in title or prompt', 'zebra', ['sunset', 'savanna', 'zebraOnly', 'xylophone', 'xray']],
     ['case-insensitive', 'ZeBrA', ['sunset', 'savanna', 'zebraOnly', 'xylophone', 'xray']],
     ['a word of the prompt only', 'savanna', ['savanna']],

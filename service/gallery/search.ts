@@ -60,6 +60,14 @@ function encodeWord(word: string): string {
 export const PREFIX_INDEXED = 3;
 /** A longer prefix is spelled out as an OR of at most this many complete words. */
 export const MAX_COMPLETIONS = 32;
+/**
+ * How many words of a q's phrases (all phrases together, in order) must stand
+ * next to each other as written; later phrase words need only be present. FTS5
+ * checks a phrase's positions word by word on every row holding all its words,
+ * so phrases of thousands of common words would hold the service for minutes
+ * at a million items; with this budget a q costs at most about half a second there.
+ */
+export const PHRASE_WORD_BUDGET = 16;
 
 /**
  * The complete words an index holds that start with `prefix` (longer than
@@ -77,7 +85,8 @@ export function completableWords(words: readonly string[]): string[] {
  * words of a "quoted phrase"), joined by AND; the last term, when it is an
  * unquoted word, matches as a prefix. An unclosed quote runs to the end.
  * Terms with no words in them (`*`, `--`) are left out; when that leaves
- * none, nothing matches.
+ * none, nothing matches. Past PHRASE_WORD_BUDGET phrase words, the further
+ * words of phrases need only be present.
  *
  * The prefix: FTS5 answers `"word" *` by merging the whole posting list of
  * every word that starts with it before it can return the first row (5-16 ms
@@ -86,14 +95,21 @@ export function completableWords(words: readonly string[]): string[] {
  * spelled out as `("sunset" OR "sunsets")`, whose postings FTS5 reads lazily
  * in row order like any word's; no completion means nothing can match.
  */
+interface Term {
+  words: string[];
+  /** Quoted: matched as written, never as a prefix. */
+  quoted: boolean;
+}
+
 export function compileSearch(q: string, complete?: Completions): SearchPlan {
-  const terms: { words: string[]; quoted: boolean }[] = [];
+  let terms: Term[] = [];
   for (const m of q.matchAll(/"([^"]*)"?|[^\s"]+/g)) {
     const quoted = m[1] !== undefined;
     const words = searchWords(quoted ? m[1]! : m[0]);
     if (words.length > 0) terms.push({ words, quoted });
   }
   if (terms.length === 0) return q.trim() === '' ? { kind: 'all' } : { kind: 'none' };
+  terms = withinPhraseBudget(terms);
   const phrase = (words: readonly string[]) => `"${words.join(' ')}"`;
   const last = terms[terms.length - 1]!;
   let tail = phrase(last.words);
@@ -114,4 +130,28 @@ export function compileSearch(q: string, complete?: Completions): SearchPlan {
   // again for every candidate row (a q of 3,000 repeated words: seconds at 100,000 items).
   const parts = [...new Set([...terms.slice(0, -1).map((t) => phrase(t.words)), tail])];
   return { kind: 'match', expression: parts.join(' AND '), terms: parts.length };
+}
+
+/**
+ * Terms whose phrases hold PHRASE_WORD_BUDGET words at most, all together: the
+ * rest of a phrase past the budget becomes one term per word (still required).
+ * A term that is split keeps its quoted flag on its last piece, so an unquoted
+ * last word stays a prefix.
+ */
+function withinPhraseBudget(terms: Term[]): Term[] {
+  let budget = PHRASE_WORD_BUDGET;
+  const out: Term[] = [];
+  for (const t of terms) {
+    if (t.words.length === 1) {
+      out.push(t);
+      continue;
+    }
+    const kept = Math.min(t.words.length, Math.max(budget, 0));
+    budget -= kept;
+    if (kept >= 2) out.push({ words: t.words.slice(0, kept), quoted: true });
+    const rest = kept >= 2 ? t.words.slice(kept) : t.words;
+    rest.forEach((word, i) => out.push({ words: [word], quoted: i === rest.length - 1 ? t.quoted : true }));
+    if (kept >= 2 && rest.length === 0) out[out.length - 1]!.quoted = t.quoted;
+  }
+  return out;
 }

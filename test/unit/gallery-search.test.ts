@@ -139,6 +139,9 @@ describe('the encoding', () => {
 
 describe('compileSearch', () => {
   const w = (text: string) => searchWords(text).join(' ');
+  /** Words w{from}..w{to} as a phrase's text, and as one term each. */
+  const n = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `w${from + i}`).join(' ');
+  const singles = (from: number, to: number) => n(from, to).split(' ').map((x) => `"${x}"`).join(' AND ');
   const rows: [string, string, SearchPlan][] = [
     ['blank is everything', '', { kind: 'all' }],
     ['white space is everything', ' \t\n\u3000', { kind: 'all' }],
@@ -164,6 +167,12 @@ describe('compileSearch', () => {
     ['a run of Chinese is a phrase of its characters', '一只猫', { kind: 'match', expression: `"${w('一只猫')}" *`, terms: 1 }],
     ['a single character is a term (never dropped)', '猫 a', { kind: 'match', expression: `"${w('猫')}" AND "a" *`, terms: 2 }],
     ['emoji', '😀', { kind: 'match', expression: `"${w('😀')}" *`, terms: 1 }],
+    // Phrase positions are checked word by word on every candidate row: only PHRASE_WORD_BUDGET
+    // words of all phrases together must stand as written; later ones need only be present.
+    ['a phrase over the budget: its first 16 words stand together, the rest are required words', `"${n(1, 20)}" z`, { kind: 'match', expression: `"${n(1, 16)}" AND ${singles(17, 20)} AND "z" *`, terms: 6 }],
+    ['the budget counts every phrase of q', `"${n(1, 10)}" "${n(11, 20)}"`, { kind: 'match', expression: `"${n(1, 10)}" AND "${n(11, 16)}" AND ${singles(17, 20)}`, terms: 6 }],
+    ['a spent budget leaves later phrases as words', `"${n(1, 16)}" "a b"`, { kind: 'match', expression: `"${n(1, 16)}" AND "a" AND "b"`, terms: 3 }],
+    ['an unquoted long run past the budget keeps its last word a prefix', n(1, 18).replace(/ /g, '-'), { kind: 'match', expression: `"${n(1, 16)}" AND "w17" AND "w18" *`, terms: 3 }],
     ['no word characters: nothing matches', '""', { kind: 'none' }],
     ['only punctuation: nothing matches', '* -- () "  "', { kind: 'none' }],
     ['a zero-width space is not blank: nothing matches', '\u200b', { kind: 'none' }],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { compileItemQuery, type ItemFilter } from '../service/gallery/query';
-import { compileSearch, searchWords } from '../service/gallery/search';
+import { compileSearch, searchWords, studioWord } from '../service/gallery/search';
 import { LINEAGE_SQL } from '../service/gallery';
 import { openGallery, queryPlan, type GalleryFixture } from './helpers/gallery-db';
 import { propSeed, rng } from './helpers/prng';
@@ -361,6 +361,58 @@ describe('creation order survives a clock stepped back (migration 0007: seq, id 
       assert.deepEqual(own.gallery.list({ studioId: 'alpha', tags: [], until: new Date(future).toISOString() }, null, 10).length, 0);
     } finally {
       own.close();
+    }
+  });
+});
+
+describe('tag counts: a page with several tags walks the rarest', () => {
+  test('counts follow creates, tag changes and purges; rarestFirst orders by them', () => {
+    const g = openGallery(['gamma']);
+    try {
+      const count = (tag: string) =>
+        (g.db.prepare('SELECT items FROM gallery_tag_counts WHERE tag = ?').pluck().get(tag) as number | undefined) ?? 0;
+      const made = Array.from({ length: 5 }, () => g.gallery.create('gamma', { asset_id: g.newAsset(), tags: ['common'] }));
+      const both = g.gallery.create('gamma', { asset_id: g.newAsset(), tags: ['common', 'rare', 'common'] });
+      assert.deepEqual([count('common'), count('rare')], [6, 1]);
+      assert.deepEqual(g.gallery.rarestFirst(['common', 'rare', 'never']), ['never', 'rare', 'common']);
+      assert.deepEqual(g.gallery.list({ studioId: 'gamma', tags: ['common', 'rare'] }, null, 10).map((r) => r.id), [both.id]);
+      assert.deepEqual(g.gallery.list({ studioId: 'gamma', tags: ['rare', 'common'] }, null, 10).map((r) => r.id), [both.id]);
+
+      g.gallery.update('gamma', made[0]!.id, { tags: ['rare'] });
+      assert.deepEqual([count('common'), count('rare')], [5, 2]);
+      g.gallery.update('gamma', made[1]!.id, { tags: null });
+      assert.deepEqual([count('common'), count('rare')], [4, 2]);
+
+      // A soft delete keeps the tags (they go with a reclaim's purge).
+      g.gallery.delete('gamma', made[0]!.id);
+      assert.equal(count('rare'), 2);
+      g.db.transaction(() => g.gallery.referenceSources()[0]!.purge!([made[0]!.asset_id]))();
+      assert.equal(count('rare'), 1);
+      assert.deepEqual(g.gallery.rarestFirst(['common', 'rare']), ['rare', 'common']);
+    } finally {
+      g.close();
+    }
+  });
+});
+
+describe('the search index: q within a studio', () => {
+  test('a q never matches the studio column, and one studio\'s search sees only its items', () => {
+    const g = openGallery(['gamma', 'delta']);
+    try {
+      const mine = g.gallery.create('gamma', { asset_id: g.newAsset(), title: 'shared word' });
+      g.gallery.create('delta', { asset_id: g.newAsset(), title: 'shared word' });
+      const find = (studioId: string | null, q: string) => {
+        const plan = compileSearch(q, g.gallery.completions);
+        return plan.kind === 'match' ? g.gallery.list({ studioId, tags: [], match: plan.expression }, null, 10).map((r) => r.id) : [];
+      };
+      assert.deepEqual(find('gamma', 'shared'), [mine.id]);
+      assert.equal(find(null, 'shared').length, 2);
+      for (const q of [studioWord('gamma'), `"${studioWord('gamma')}"`, 'st', 'st6']) {
+        assert.deepEqual(find('gamma', q), [], `q=${q}`);
+        assert.deepEqual(find(null, q), [], `scope=all, q=${q}`);
+      }
+    } finally {
+      g.close();
     }
   });
 });

@@ -1,5 +1,6 @@
 import { encodeTime } from 'ulid';
 import type { AssetKind } from '../assets';
+import { studioWord } from './search';
 
 /**
  * The gallery list as SQL (pure). Every page is "seq DESC" (= created_at desc,
@@ -78,7 +79,9 @@ export function compileItemQuery(filter: ItemFilter, after: number | null, limit
     from = 'gallery_search s CROSS JOIN gallery_items i ON i.seq = s.rowid';
     seq = 's.rowid';
     where.push('gallery_search MATCH :match');
-    params.match = filter.match;
+    // The words of q search title and prompt only; one studio's page asks for its studio word too.
+    const studio = filter.studioId === null ? '' : `studio : "${studioWord(filter.studioId)}" AND `;
+    params.match = `${studio}{title prompt} : (${filter.match})`;
   } else if (filter.tags.length > 0) {
     from = 'gallery_tags t CROSS JOIN gallery_items i ON i.seq = t.item';
     seq = 't.item';

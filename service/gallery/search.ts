@@ -42,6 +42,11 @@ export function searchWords(text: string): string[] {
   return Array.from(folded.matchAll(TOKEN), (m) => encodeWord(m[0]));
 }
 
+/** The one word of the index's `studio` column for a studio (ids are `[a-z][a-z0-9-]*`). */
+export function studioWord(studioId: string): string {
+  return `st${Buffer.from(studioId, 'utf8').toString('hex')}`;
+}
+
 /** What the search index holds for a text: its words separated by spaces. */
 export function searchText(text: string | null): string {
   return text === null ? '' : searchWords(text).join(' ');

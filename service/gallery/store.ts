@@ -8,7 +8,7 @@ import { requireDocument } from '../core/document';
 import type { AssetKind, AssetReferenceSource, AssetsStore } from '../assets';
 import type { SessionsStore } from '../sessions';
 import { compileItemQuery, ITEM_COLUMNS, type ItemFilter } from './query';
-import { completableWords, MAX_COMPLETIONS, searchWords, type Completions } from './search';
+import { completableWords, MAX_COMPLETIONS, searchWords, studioWord, type Completions } from './search';
 
 /**
  * All SQL of the gallery (migration 0007). Writes are immediate transactions:
@@ -111,7 +111,10 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
     insertInput: db.prepare('INSERT INTO gallery_inputs (item, asset_id, role) VALUES (?, ?, ?)'),
     insertTag: db.prepare('INSERT INTO gallery_tags (tag, item) VALUES (?, ?)'),
     deleteTags: db.prepare('DELETE FROM gallery_tags WHERE item = ?'),
-    index: db.prepare('INSERT INTO gallery_search (rowid, title, prompt) VALUES (?, ?, ?)'),
+    index: db.prepare('INSERT INTO gallery_search (rowid, title, prompt, studio) VALUES (?, ?, ?, ?)'),
+    tagCounts: db
+      .prepare<[string], string>('SELECT tag FROM gallery_tag_counts WHERE tag IN (SELECT value FROM json_each(?)) ORDER BY items')
+      .pluck(),
     unindex: db.prepare('DELETE FROM gallery_search WHERE rowid = ?'),
     noteWord: db.prepare('INSERT OR IGNORE INTO gallery_search_words (word) VALUES (?)'),
     // Words are [a-z0-9] (search.ts): '~' sorts after every one of them.
@@ -155,14 +158,20 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
     return row;
   }
 
+  /** Tags by how many rows hold them, fewest first; a tag no item ever had comes first of all. */
+  function rarestFirst(tags: readonly string[]): string[] {
+    const counted = stmts.tagCounts.all(JSON.stringify(tags));
+    return [...tags.filter((t) => !counted.includes(t)), ...counted];
+  }
+
   function ownRow(studioId: string, id: string): ItemRow {
     return visibleRow({ studioId, readAll: false }, id);
   }
 
-  function indexEntry(row: { seq: number; title: string | null }, params: Record<string, unknown>): void {
+  function indexEntry(row: { seq: number; studio_id: string; title: string | null }, params: Record<string, unknown>): void {
     const title = row.title === null ? [] : searchWords(row.title);
     const prompt = typeof params.prompt === 'string' ? searchWords(params.prompt) : [];
-    stmts.index.run(row.seq, title.join(' '), prompt.join(' '));
+    stmts.index.run(row.seq, title.join(' '), prompt.join(' '), studioWord(row.studio_id));
     for (const word of completableWords([...title, ...prompt])) stmts.noteWord.run(word);
   }
 
@@ -207,7 +216,7 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
           const seq = Number(stmts.insert.run(row).lastInsertRowid);
           for (const n of inputs) stmts.insertInput.run(seq, n.asset_id, n.role);
           for (const tag of tags) stmts.insertTag.run(tag, seq);
-          indexEntry({ seq, title: row.title }, params);
+          indexEntry({ seq, studio_id: studioId, title: row.title }, params);
           assets.noteReferenced([item.asset_id, ...inputs.map((n) => n.asset_id)], at);
           return { seq, ...row };
         })
@@ -230,7 +239,11 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
       return words.length > MAX_COMPLETIONS ? null : words;
     }) as Completions,
 
+    rarestFirst,
+
+    /** A page; with several tags, the rarest is walked first (the others are checked per row). */
     list(filter: ItemFilter, after: number | null, limit: number): ItemRow[] {
+      if (filter.tags.length > 1) filter = { ...filter, tags: rarestFirst(filter.tags) };
       const { sql, params } = compileItemQuery(filter, after, limit);
       return listStatement(sql).all(params);
     },

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { decodeTime } from 'ulid';
 import { compileItemQuery, firstIdAt, type ItemFilter } from '../../service/gallery/query';
+import { studioWord } from '../../service/gallery/search';
 import { newId } from '../../service/core/ids';
 
 /**
@@ -69,7 +70,8 @@ describe('compileItemQuery: filters are bound parameters', () => {
       assert.deepEqual([params.tag0, params.tag1, params.tag2], full.tags);
       if (after === null) assert.equal(params.after, undefined);
       else assert.equal(params.after, after);
-      if ('match' in filter) assert.equal(params.match, filter.match);
+      // q's expression searches title and prompt only, within the studio's word (hex: no quote can get in).
+      if ('match' in filter) assert.equal(params.match, `studio : "${studioWord(full.studioId!)}" AND {title prompt} : (${filter.match})`);
     });
   }
 
@@ -78,6 +80,19 @@ describe('compileItemQuery: filters are bound parameters', () => {
     const { sql, params } = compileItemQuery({ studioId: null, tags: [] }, null, 5);
     assert.deepEqual(params, { limit: 5 });
     assert.equal(sql.slice(sql.indexOf(' FROM ')), ' FROM gallery_items i WHERE i.deleted_at IS NULL ORDER BY i.seq DESC LIMIT :limit');
+  });
+});
+
+describe('compileItemQuery: q within a studio', () => {
+  test('one studio: its studio word and q over title and prompt', () => {
+    assert.equal(compileItemQuery({ ...base, match: '"cat" *' }, null, 5).params.match, `studio : "${studioWord('s')}" AND {title prompt} : ("cat" *)`);
+  });
+  test('scope=all: q over title and prompt of every studio', () => {
+    assert.equal(compileItemQuery({ ...base, studioId: null, match: '"cat" *' }, null, 5).params.match, '{title prompt} : ("cat" *)');
+  });
+  test('studio words are [a-z0-9] and differ per studio', () => {
+    assert.match(studioWord('my-studio-9'), /^st[0-9a-f]+$/);
+    assert.notEqual(studioWord('ab'), studioWord('ab-'));
   });
 });
 

@@ -57,9 +57,20 @@ export const m0007Gallery: Migration = {
         PRIMARY KEY (tag, item)
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX gallery_tags_by_item ON gallery_tags(item);
+      -- Rows per tag (dead items' too), kept by triggers: a page with several tags walks the rarest.
+      CREATE TABLE gallery_tag_counts (tag TEXT PRIMARY KEY, items INTEGER NOT NULL) STRICT, WITHOUT ROWID;
+      CREATE TRIGGER gallery_tags_counted AFTER INSERT ON gallery_tags BEGIN
+        INSERT INTO gallery_tag_counts (tag, items) VALUES (new.tag, 1)
+          ON CONFLICT (tag) DO UPDATE SET items = items + 1;
+      END;
+      CREATE TRIGGER gallery_tags_uncounted AFTER DELETE ON gallery_tags BEGIN
+        UPDATE gallery_tag_counts SET items = items - 1 WHERE tag = old.tag;
+      END;
 
+      -- studio holds one word naming the item's studio (search.ts studioWord): a search
+      -- of one studio walks only that studio's postings, whatever the others hold.
       CREATE VIRTUAL TABLE gallery_search USING fts5(
-        title, prompt,
+        title, prompt, studio,
         content = '', contentless_delete = 1,
         tokenize = 'ascii',
         prefix = '1 2 3'

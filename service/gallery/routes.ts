@@ -29,6 +29,14 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
   const page = (rows: ItemRow[], limit: number, binding: string) =>
     ({ status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.seq], itemJson)) });
   const afterOf = (binding: string, cursor: string | undefined) => (cursor === undefined ? null : seqOf(cursors.decode(binding, cursor)));
+  /** A lineage page; its cursors are bound to the direction, the start and the viewer. */
+  const lineage = (direction: 'up' | 'down', start: string, query: { limit?: number; cursor?: string }, principal: Principal) => {
+    const viewer = viewerOf(principal);
+    const limit = query.limit ?? DEFAULT_LIMIT;
+    const binding = `gallery-lineage-${direction}\n${start}\n${viewer.studioId}\n${viewer.readAll}`;
+    const walk = direction === 'up' ? gallery.lineageUp : gallery.lineageDown;
+    return page(walk(viewer, start, afterOf(binding, query.cursor), limit + 1), limit, binding);
+  };
 
   return [
     route({
@@ -123,13 +131,7 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
       },
       success: { status: 200, description: 'ItemPage', schema: itemPage },
       errors: [400, 404],
-      handle({ params, query, principal }) {
-        const viewer = viewerOf(principal);
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const binding = `gallery-lineage-up\n${params.id}\n${viewer.studioId}\n${viewer.readAll}`;
-        const after = afterOf(binding, query.cursor);
-        return page(gallery.lineageUp(viewer, params.id, after, limit + 1), limit, binding);
-      },
+      handle: ({ params, query, principal }) => lineage('up', params.id, query, principal),
     }),
     route({
       method: 'GET',
@@ -145,13 +147,7 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
       },
       success: { status: 200, description: 'ItemPage', schema: itemPage },
       errors: [400, 404],
-      handle({ params, query, principal }) {
-        const viewer = viewerOf(principal);
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const binding = `gallery-lineage-down\n${params.id}\n${viewer.studioId}\n${viewer.readAll}`;
-        const after = afterOf(binding, query.cursor);
-        return page(gallery.lineageDown(viewer, params.id, after, limit + 1), limit, binding);
-      },
+      handle: ({ params, query, principal }) => lineage('down', params.id, query, principal),
     }),
   ];
 }

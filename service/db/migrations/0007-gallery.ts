@@ -7,6 +7,10 @@ import type { Migration } from '../migrate';
  * lineage page walks seq, and full-text matches come out of the FTS index
  * already in that order.
  *
+ * AUTOINCREMENT: a seq is never handed out twice, even after a reclaim
+ * hard-deletes the newest item, so nothing that once named a seq (a cursor, a
+ * search entry) can come to name another item.
+ *
  * `tags` and `inputs` are kept twice: as JSON text on the item (what a read
  * sends back, one row per item) and as rows in gallery_tags / gallery_inputs
  * (what filters, lineage and reclaim query). Both are written in one
@@ -19,7 +23,7 @@ export const m0007Gallery: Migration = {
   up(db) {
     db.exec(`
       CREATE TABLE gallery_items (
-        seq INTEGER PRIMARY KEY,
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
         id TEXT NOT NULL UNIQUE,
         studio_id TEXT NOT NULL REFERENCES studios(id),
         asset_id TEXT NOT NULL REFERENCES assets(id),

@@ -89,20 +89,17 @@ export function createIngest(store: AssetsStore, blobs: BlobStore) {
       const existing = store.bySha(got.sha256);
       if (existing && existing.reclaimed_at === null) return reuse(existing);
 
-      if (existing) {
-        // Reclaimed bytes uploaded again: the same asset lives again.
-        const blob = blobs.install(got.tmp, got.sha256, existing.ext);
-        const filename = req.filename ?? defaultName(existing.id, existing.mime);
-        store.revive(existing.id, req.pinned, studioId, filename, at);
-        linkLibrary(existing.id, studioId, blob, filename);
-        return { view: store.view(studioId, existing.id)!, created: true };
-      }
-      const id = newId();
-      const ext = (req.filename && extensionOf(req.filename)) || extensionForMime(probed.mime);
-      const filename = req.filename ?? defaultName(id, probed.mime);
+      // New bytes, or reclaimed bytes uploaded again (the same asset, its id and name, lives again).
+      const id = existing?.id ?? newId();
+      const ext = existing?.ext ?? ((req.filename && extensionOf(req.filename)) || extensionForMime(probed.mime));
+      const filename = req.filename ?? defaultName(id, existing?.mime ?? probed.mime);
       const blob = blobs.install(got.tmp, got.sha256, ext);
-      const row = { id, sha256: got.sha256, kind: req.kind, size: got.size, ext, pinned: req.pinned ? 1 : 0, created_at: at, ...probed };
-      store.create(row, studioId, filename);
+      if (existing) {
+        store.revive(id, req.pinned, studioId, filename, at);
+      } else {
+        const row = { id, sha256: got.sha256, kind: req.kind, size: got.size, ext, pinned: req.pinned ? 1 : 0, created_at: at, ...probed };
+        store.create(row, studioId, filename);
+      }
       linkLibrary(id, studioId, blob, filename);
       return { view: store.view(studioId, id)!, created: true };
 

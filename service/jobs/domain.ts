@@ -9,7 +9,7 @@ import { runSteps, StepControl, type RunStep, type StepsOutcome } from './runner
 import type { TaskUpdate } from './schema';
 import { formatEvent } from './sse';
 import { isFinished, type JobKind } from './states';
-import { openChannelStream, openLogStream, type StreamTuning } from './streams';
+import { openChannelStream, openLogStream, recordFrame, type StreamTuning } from './streams';
 import { applyTaskUpdate, newTaskRow, requestTaskCancel, requireTask, requireUnfinished } from './task';
 import { createJobsStore, jobJson, type JobRow } from './store';
 
@@ -79,7 +79,7 @@ export function createJobsDomain(o: JobsOptions) {
 
   const writeLines = (jobId: string, texts: string[], step: string | null): void => {
     const written = logs.appendLines(jobId, texts, step, nowIso());
-    const items = written.map((r) => ({ n: r.n, frame: formatEvent({ event: 'line', id: r.n!, data: r.json }) }));
+    const items = written.map((r) => recordFrame(r.json, r.n));
     const end = written[written.length - 1]?.end ?? 0;
     hub.publishLog(jobId, { type: 'records', items, end, frame: Buffer.from(items.map((i) => i.frame).join('')) });
   };
@@ -116,8 +116,8 @@ export function createJobsDomain(o: JobsOptions) {
       step(name: string, index: number) {
         current = index;
         const r = logs.appendStep(job.id, { step: name, index, at: nowIso() });
-        const frame = formatEvent({ event: 'step', data: r.json });
-        hub.publishLog(job.id, { type: 'records', items: [{ n: null, frame }], end: r.end, frame: Buffer.from(frame) });
+        const item = recordFrame(r.json, null);
+        hub.publishLog(job.id, { type: 'records', items: [item], end: r.end, frame: Buffer.from(item.frame) });
       },
       lines(texts: string[], stepName: string) {
         if (logs.stats(job.id).bytes > MAX_LOG_BYTES) {

@@ -17,13 +17,20 @@ export interface StreamTuning {
   highWater: number;
 }
 
-/** The event frame of a log line or step record read back from the file. */
-function recordFrame(json: string): { n: number | null; frame: string } {
-  if (json.startsWith('{"n":')) {
-    const n = (JSON.parse(json) as { n: number }).n;
-    return { n, frame: formatEvent({ event: 'line', id: n, data: json }) };
-  }
-  return { n: null, frame: formatEvent({ event: 'step', data: json }) };
+/**
+ * The event frame of a log record, as written (live) or read back from the
+ * file (replay): a line, whose number is its event id, or a step (n null).
+ */
+export function recordFrame(json: string, n: number | null = lineNumberOf(json)): { n: number | null; frame: string } {
+  return n === null
+    ? { n, frame: formatEvent({ event: 'step', data: json }) }
+    : { n, frame: formatEvent({ event: 'line', id: n, data: json }) };
+}
+
+/** A line record's number, read from its first member (logs.ts writes `{"n":N,...}`) without parsing the rest. */
+function lineNumberOf(json: string): number | null {
+  const m = /^\{"n":(\d+),/.exec(json);
+  return m ? Number(m[1]) : null;
 }
 
 export interface LogStreamOptions extends StreamTuning {

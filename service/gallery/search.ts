@@ -141,22 +141,28 @@ export function compileSearch(q: string, complete?: Completions): SearchPlan {
  * Terms whose phrases hold PHRASE_WORD_BUDGET words at most, all together: the
  * rest of a phrase past the budget becomes one term per word (still required).
  * A term that is split keeps its quoted flag on its last piece, so an unquoted
- * last word stays a prefix.
+ * last word stays a prefix. A repeated phrase spends nothing and is split as
+ * its first occurrence was (compileSearch then searches its pieces once).
  */
 function withinPhraseBudget(terms: Term[]): Term[] {
   let budget = PHRASE_WORD_BUDGET;
+  const splits = new Map<string, string[][]>();
   const out: Term[] = [];
   for (const t of terms) {
     if (t.words.length === 1) {
       out.push(t);
       continue;
     }
-    const kept = Math.min(t.words.length, Math.max(budget, 0));
-    budget -= kept;
-    if (kept >= 2) out.push({ words: t.words.slice(0, kept), quoted: true });
-    const rest = kept >= 2 ? t.words.slice(kept) : t.words;
-    rest.forEach((word, i) => out.push({ words: [word], quoted: i === rest.length - 1 ? t.quoted : true }));
-    if (kept >= 2 && rest.length === 0) out[out.length - 1]!.quoted = t.quoted;
+    const key = t.words.join(' ');
+    let pieces = splits.get(key);
+    if (pieces === undefined) {
+      const kept = Math.min(t.words.length, Math.max(budget, 0));
+      budget -= kept;
+      pieces = kept >= 2 ? [t.words.slice(0, kept)] : [];
+      for (const word of kept >= 2 ? t.words.slice(kept) : t.words) pieces.push([word]);
+      splits.set(key, pieces);
+    }
+    pieces.forEach((words, i) => out.push({ words, quoted: i === pieces.length - 1 ? t.quoted : true }));
   }
   return out;
 }

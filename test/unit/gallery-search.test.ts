@@ -174,6 +174,8 @@ describe('compileSearch', () => {
     ['a spent budget leaves later phrases as words', `"${n(1, 16)}" "a b"`, { kind: 'match', expression: `"${n(1, 16)}" AND "a" AND "b"`, terms: 3 }],
     ['a repeated phrase spends the budget once (docs/api.md: repeated terms count once)', `"${n(1, 2)}" `.repeat(8) + `"${n(3, 4)}"`, { kind: 'match', expression: `"${n(1, 2)}" AND "${n(3, 4)}"`, terms: 2 }],
     ['a repeat of a split phrase splits the same way', `"${n(1, 17)}" "${n(1, 17)}" "a b"`, { kind: 'match', expression: `"${n(1, 16)}" AND "w17" AND "a" AND "b"`, terms: 4 }],
+    ['a quoted single word is no phrase: it spends no budget', `"a" "${n(1, 16)}"`, { kind: 'match', expression: `"a" AND "${n(1, 16)}"`, terms: 2 }],
+    ['an unquoted run is a phrase: it spends the budget', `${n(1, 10).replace(/ /g, '-')} "${n(11, 20)}"`, { kind: 'match', expression: `"${n(1, 10)}" AND "${n(11, 16)}" AND ${singles(17, 20)}`, terms: 6 }],
     ['an unquoted long run past the budget keeps its last word a prefix', n(1, 18).replace(/ /g, '-'), { kind: 'match', expression: `"${n(1, 16)}" AND "w17" AND "w18" *`, terms: 3 }],
     ['no word characters: nothing matches', '""', { kind: 'none' }],
     ['only punctuation: nothing matches', '* -- () "  "', { kind: 'none' }],

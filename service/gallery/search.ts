@@ -99,6 +99,9 @@ export function completableWords(words: readonly string[]): string[] {
  * to have its own prefix index. So a longer prefix, given `complete`, is
  * spelled out as `("sunset" OR "sunsets")`, whose postings FTS5 reads lazily
  * in row order like any word's; no completion means nothing can match.
+ * When the last term is a phrase, each completion is a phrase of its own that
+ * FTS5 checks by position; if those would pass PHRASE_WORD_BUDGET (with the
+ * other phrases of q), the phrase keeps `*` instead (same matches).
  */
 interface Term {
   words: string[];
@@ -125,6 +128,10 @@ export function compileSearch(q: string, complete?: Completions): SearchPlan {
       tail += ' *';
     } else if (completions.length === 0) {
       return { kind: 'none' };
+    } else if (positionalWords(terms.slice(0, -1)) + (last.words.length > 1 ? completions.length * last.words.length : 0) > PHRASE_WORD_BUDGET) {
+      // Each spelled completion of a phrase is one more phrase whose positions FTS5 checks:
+      // past the budget the phrase keeps FTS5's own prefix, checked once per row.
+      tail += ' *';
     } else {
       const lead = last.words.slice(0, -1);
       const spelled = completions.map((word) => phrase([...lead, word]));
@@ -135,6 +142,14 @@ export function compileSearch(q: string, complete?: Completions): SearchPlan {
   // again for every candidate row (a q of 3,000 repeated words: seconds at 100,000 items).
   const parts = [...new Set([...terms.slice(0, -1).map((t) => phrase(t.words)), tail])];
   return { kind: 'match', expression: parts.join(' AND '), terms: parts.length };
+}
+
+/** The words FTS5 checks by position for these terms: those of each distinct phrase (a term of two or more words). */
+function positionalWords(terms: readonly Term[]): number {
+  const phrases = new Set(terms.filter((t) => t.words.length > 1).map((t) => t.words.join(' ')));
+  let words = 0;
+  for (const p of phrases) words += p.split(' ').length;
+  return words;
 }
 
 /**

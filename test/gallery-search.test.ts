@@ -85,6 +85,8 @@ describe('the rules of q', () => {
     ['the 16 words of a phrase must stand together', `"${words([1, 0, ...Array.from({ length: 14 }, (_, i) => i + 2)])}"`, []],
     ['past 16, a phrase\'s words need only be present', `"${words([...Array.from({ length: 16 }, (_, i) => i), 19, 18, 17, 16])}"`, ['long']],
     ['a repeated phrase spends the budget once', `${'"word0 word1" '.repeat(8)}"${words([3, 2])}"`, []],
+    ['a 16-word run ending in a prefix of many words still finds its prompt', `${words([...Array(15).keys()]).replace(/ /g, '-')}-word1`, ['long']],
+    ['... and only where the prefix stands next to the run', `${words([...Array(15).keys()]).replace(/ /g, '-')}-word2`, []],
     ['one word, in title or prompt', 'zebra', ['sunset', 'savanna', 'zebraOnly', 'xylophone', 'xray']],
     ['case-insensitive', 'ZeBrA', ['sunset', 'savanna', 'zebraOnly', 'xylophone', 'xray']],
     ['a word of the prompt only', 'savanna', ['savanna']],

@@ -99,6 +99,9 @@ export function completableWords(words: readonly string[]): string[] {
  * to have its own prefix index. So a longer prefix, given `complete`, is
  * spelled out as `("sunset" OR "sunsets")`, whose postings FTS5 reads lazily
  * in row order like any word's; no completion means nothing can match.
+ * When the last term is a phrase, each completion is a phrase of its own that
+ * FTS5 checks by position; if those would pass PHRASE_WORD_BUDGET (with the
+ * other phrases of q), the phrase keeps `*` instead (same matches).
  */
 interface Term {
   words: string[];
@@ -125,6 +128,10 @@ export function compileSearch(q: string, complete?: Completions): SearchPlan {
       tail += ' *';
     } else if (completions.length === 0) {
       return { kind: 'none' };
+    } else if (positionalWords(terms.slice(0, -1)) + (last.words.length > 1 ? completions.length * last.words.length : 0) > PHRASE_WORD_BUDGET) {
+      // Each spelled completion of a phrase is one more phrase whose positions FTS5 checks:
+      // past the budget the phrase keeps FTS5's own prefix, checked once per row.
+      tail += ' *';
     } else {
       const lead = last.words.slice(0, -1);
       const spelled = completions.map((word) => phrase([...lead, word]));
@@ -137,26 +144,40 @@ export function compileSearch(q: string, complete?: Completions): SearchPlan {
   return { kind: 'match', expression: parts.join(' AND '), terms: parts.length };
 }
 
+/** The words FTS5 checks by position for these terms: those of each distinct phrase (a term of two or more words). */
+function positionalWords(terms: readonly Term[]): number {
+  const phrases = new Set(terms.filter((t) => t.words.length > 1).map((t) => t.words.join(' ')));
+  let words = 0;
+  for (const p of phrases) words += p.split(' ').length;
+  return words;
+}
+
 /**
  * Terms whose phrases hold PHRASE_WORD_BUDGET words at most, all together: the
  * rest of a phrase past the budget becomes one term per word (still required).
  * A term that is split keeps its quoted flag on its last piece, so an unquoted
- * last word stays a prefix.
+ * last word stays a prefix. A repeated phrase spends nothing and is split as
+ * its first occurrence was (compileSearch then searches its pieces once).
  */
 function withinPhraseBudget(terms: Term[]): Term[] {
   let budget = PHRASE_WORD_BUDGET;
+  const splits = new Map<string, string[][]>();
   const out: Term[] = [];
   for (const t of terms) {
     if (t.words.length === 1) {
       out.push(t);
       continue;
     }
-    const kept = Math.min(t.words.length, Math.max(budget, 0));
-    budget -= kept;
-    if (kept >= 2) out.push({ words: t.words.slice(0, kept), quoted: true });
-    const rest = kept >= 2 ? t.words.slice(kept) : t.words;
-    rest.forEach((word, i) => out.push({ words: [word], quoted: i === rest.length - 1 ? t.quoted : true }));
-    if (kept >= 2 && rest.length === 0) out[out.length - 1]!.quoted = t.quoted;
+    const key = t.words.join(' ');
+    let pieces = splits.get(key);
+    if (pieces === undefined) {
+      const kept = Math.min(t.words.length, Math.max(budget, 0));
+      budget -= kept;
+      pieces = kept >= 2 ? [t.words.slice(0, kept)] : [];
+      for (const word of kept >= 2 ? t.words.slice(kept) : t.words) pieces.push([word]);
+      splits.set(key, pieces);
+    }
+    pieces.forEach((words, i) => out.push({ words, quoted: i === pieces.length - 1 ? t.quoted : true }));
   }
   return out;
 }

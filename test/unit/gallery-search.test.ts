@@ -172,6 +172,10 @@ describe('compileSearch', () => {
     ['a phrase over the budget: its first 16 words stand together, the rest are required words', `"${n(1, 20)}" z`, { kind: 'match', expression: `"${n(1, 16)}" AND ${singles(17, 20)} AND "z" *`, terms: 6 }],
     ['the budget counts every phrase of q', `"${n(1, 10)}" "${n(11, 20)}"`, { kind: 'match', expression: `"${n(1, 10)}" AND "${n(11, 16)}" AND ${singles(17, 20)}`, terms: 6 }],
     ['a spent budget leaves later phrases as words', `"${n(1, 16)}" "a b"`, { kind: 'match', expression: `"${n(1, 16)}" AND "a" AND "b"`, terms: 3 }],
+    ['a repeated phrase spends the budget once (docs/api.md: repeated terms count once)', `"${n(1, 2)}" `.repeat(8) + `"${n(3, 4)}"`, { kind: 'match', expression: `"${n(1, 2)}" AND "${n(3, 4)}"`, terms: 2 }],
+    ['a repeat of a split phrase splits the same way', `"${n(1, 17)}" "${n(1, 17)}" "a b"`, { kind: 'match', expression: `"${n(1, 16)}" AND "w17" AND "a" AND "b"`, terms: 4 }],
+    ['a quoted single word is no phrase: it spends no budget', `"a" "${n(1, 16)}"`, { kind: 'match', expression: `"a" AND "${n(1, 16)}"`, terms: 2 }],
+    ['an unquoted run is a phrase: it spends the budget', `${n(1, 10).replace(/ /g, '-')} "${n(11, 20)}"`, { kind: 'match', expression: `"${n(1, 10)}" AND "${n(11, 16)}" AND ${singles(17, 20)}`, terms: 6 }],
     ['an unquoted long run past the budget keeps its last word a prefix', n(1, 18).replace(/ /g, '-'), { kind: 'match', expression: `"${n(1, 16)}" AND "w17" AND "w18" *`, terms: 3 }],
     ['no word characters: nothing matches', '""', { kind: 'none' }],
     ['only punctuation: nothing matches', '* -- () "  "', { kind: 'none' }],
@@ -230,7 +234,17 @@ describe('compileSearch', () => {
 
 describe('compileSearch: a long last-word prefix spelled out from the word list', () => {
   const asked: string[] = [];
-  const words: Record<string, string[] | null> = { sunset: ['sunset', 'sunsets'], barbaz: ['barbaz'], nothing: [], many: null };
+  const thirtyTwo = Array.from({ length: 32 }, (_, i) => `abcd${i + 10}`);
+  const words: Record<string, string[] | null> = {
+    sunset: ['sunset', 'sunsets'],
+    barbaz: ['barbaz'],
+    nothing: [],
+    many: null,
+    abcd: thirtyTwo,
+    abcd1: thirtyTwo.slice(0, 8),
+    abcd2: thirtyTwo.slice(0, 9),
+  };
+  const run = (count: number) => Array.from({ length: count }, (_, i) => `w${i + 1}`);
   const complete: Completions = (prefix) => {
     asked.push(prefix);
     return prefix in words ? words[prefix]! : [];
@@ -245,6 +259,14 @@ describe('compileSearch: a long last-word prefix spelled out from the word list'
     ['"city sunset"', { kind: 'match', expression: '"city sunset"', terms: 1 }, []],
     ['sunset "city"', { kind: 'match', expression: '"sunset" AND "city"', terms: 2 }, []],
     ["don't", { kind: 'match', expression: '"don t" *', terms: 1 }, []],
+    // Each spelled completion of a phrase's last word is a phrase FTS5 checks by position: the
+    // alternatives may not check more than PHRASE_WORD_BUDGET words (32 phrases of 16 words
+    // took 3 s at 100,000 items); past it, the phrase prefix is FTS5's own `*`, checked once.
+    ['w1-abcd1', { kind: 'match', expression: `(${thirtyTwo.slice(0, 8).map((x) => `"w1 ${x}"`).join(' OR ')})`, terms: 1 }, ['abcd1']],
+    ['w1-abcd2', { kind: 'match', expression: '"w1 abcd2" *', terms: 1 }, ['abcd2']],
+    [[...run(15), 'abcd'].join('-'), { kind: 'match', expression: `"${run(15).join(' ')} abcd" *`, terms: 1 }, ['abcd']],
+    [`"w1 w2 w3 w4 w5 w6 w7 w8" w9-abcd1`, { kind: 'match', expression: '"w1 w2 w3 w4 w5 w6 w7 w8" AND "w9 abcd1" *', terms: 2 }, ['abcd1']],
+    ['w1 w2 w3 abcd', { kind: 'match', expression: `"w1" AND "w2" AND "w3" AND (${thirtyTwo.map((x) => `"${x}"`).join(' OR ')})`, terms: 4 }, ['abcd']],
   ];
   for (const [q, expected, lookups] of rows) {
     test(`${JSON.stringify(q)} -> ${expected.kind === 'match' ? expected.expression : expected.kind}`, () => {

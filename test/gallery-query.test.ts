@@ -297,6 +297,18 @@ describe('cursors', () => {
     { name: 'the cursor with its own filters works', get path() { return `/gallery/items?tag=even&cursor=${c()}`; }, as: 'gamma', expectStatus: 200 },
   ]);
 
+  test('a cursor is bound to the set of tags, not their order or repeats', async () => {
+    const first = await gamma.get('/gallery/items?tag=even&tag=all&limit=2');
+    const next = encodeURIComponent(first.json.next_cursor);
+    const same = await gamma.get(`/gallery/items?tag=even&tag=all&limit=2&cursor=${next}`);
+    for (const query of ['tag=all&tag=even', 'tag=all&tag=even&tag=all']) {
+      const other = await gamma.get(`/gallery/items?${query}&limit=2&cursor=${next}`);
+      assert.equal(other.status, 200, `${query}: ${other.text}`);
+      assert.deepEqual(other.json, same.json, query);
+    }
+    assertError(await gamma.get(`/gallery/items?tag=even&limit=2&cursor=${next}`), 400, 'bad_cursor');
+  });
+
   test('a cursor from another list (sessions, lineage) is bad_cursor here, and one from here is bad_cursor there', async () => {
     const sessionsCursor = (await gamma.get('/sessions?limit=1')).json.next_cursor;
     assert.equal(typeof sessionsCursor, 'string');

@@ -157,7 +157,8 @@ function toFilter(query: ListQuery, studioId: string, complete: Completions) {
   if (query.studio !== undefined && query.scope !== 'all') {
     throw ApiError.badRequest('`studio` narrows `scope=all`; add scope=all (needs gallery.read_all).');
   }
-  const tags = query.tag === undefined ? [] : [...new Set(Array.isArray(query.tag) ? query.tag : [query.tag])];
+  // A set: sorted, so that a cursor is bound to the tags, not to the order they were given in.
+  const tags = query.tag === undefined ? [] : [...new Set(Array.isArray(query.tag) ? query.tag : [query.tag])].sort();
   const filter: ItemFilter = {
     studioId: query.scope === 'all' ? (query.studio ?? null) : studioId,
     kind: query.kind,

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Statement } from 'better-sqlite3';
 import { openDatabase, type Db } from '../service/db/open';
+import { MIGRATIONS } from '../service/db/migrations';
 import { createStudiosStore } from '../service/studios';
 import { createSessionsStore } from '../service/sessions';
 import { createAssetsStore } from '../service/assets/store';
@@ -65,17 +66,27 @@ export async function runGalleryBench(): Promise<void> {
   try {
     let seeded: Seeded;
     let db: Db;
-    if (kept && existsSync(marker) && (JSON.parse(readFileSync(marker, 'utf8')) as { items: number }).items === ITEMS) {
+    // Reused only when seeded for the same N by the same migrations (their text, hashed).
+    const schema = createHash('sha256').update(MIGRATIONS.map((m) => m.up.toString()).join('\n')).digest('hex');
+    const stamp = kept && existsSync(marker) ? (JSON.parse(readFileSync(marker, 'utf8')) as { items: number; schema?: string }) : null;
+    if (kept && stamp?.items === ITEMS && stamp.schema === schema) {
       seeded = (JSON.parse(readFileSync(marker, 'utf8')) as { seeded: Seeded }).seeded;
       db = openDatabase(dataDir);
       console.log(`gallery: reusing the ${ITEMS} items seeded in ${dataDir}.\n`);
     } else {
-      if (kept) mkdirSync(dataDir, { recursive: true });
+      if (kept) {
+        // Only a folder this bench seeded (it holds the marker) is ever removed; never someone's data dir.
+        if (existsSync(dataDir) && readdirSync(dataDir).length > 0) {
+          if (!existsSync(marker)) throw new Error(`BACKLOT_BENCH_DATA_DIR ${dataDir} is not empty and was not seeded by this bench`);
+          rmSync(dataDir, { recursive: true, force: true });
+        }
+        if (!existsSync(dataDir)) mkdirSync(dataDir);
+      }
       backlot('studio', 'add', STUDIO, '--data-dir', dataDir);
       db = openDatabase(dataDir);
       seeded = seed(db);
       db.pragma('wal_checkpoint(TRUNCATE)');
-      if (kept) writeFileSync(marker, JSON.stringify({ items: ITEMS, seeded }));
+      if (kept) writeFileSync(marker, JSON.stringify({ items: ITEMS, schema, seeded }));
       const bytes = statSync(join(dataDir, 'backlot.db')).size;
       console.log(
         `gallery: ${ITEMS} items seeded through the store in ${(seeded.ms / 1000).toFixed(1)} s ` +

@@ -30,12 +30,17 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
     ({ status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.seq], itemJson)) });
   const afterOf = (binding: string, cursor: string | undefined) => (cursor === undefined ? null : seqOf(cursors.decode(binding, cursor)));
   /** A lineage page; its cursors are bound to the direction, the start and the viewer. */
-  const lineage = (direction: 'up' | 'down', start: string, query: { limit?: number; cursor?: string }, principal: Principal) => {
+  const lineage = (
+    direction: 'up' | 'down',
+    start: string,
+    query: { limit?: number; cursor?: string },
+    principal: Principal,
+    walk: (viewer: Viewer, after: number | null, limit: number) => ItemRow[],
+  ) => {
     const viewer = viewerOf(principal);
     const limit = query.limit ?? DEFAULT_LIMIT;
     const binding = `gallery-lineage-${direction}\n${start}\n${viewer.studioId}\n${viewer.readAll}`;
-    const walk = direction === 'up' ? gallery.lineageUp : gallery.lineageDown;
-    return page(walk(viewer, start, afterOf(binding, query.cursor), limit + 1), limit, binding);
+    return page(walk(viewer, afterOf(binding, query.cursor), limit + 1), limit, binding);
   };
 
   return [
@@ -126,12 +131,12 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
       capability: 'gallery',
       params: idParams,
       query: lineageQuery,
-      visible: ({ params, principal }) => {
-        gallery.get(viewerOf(principal), params.id);
-      },
+      visible: ({ params, principal }) => gallery.get(viewerOf(principal), params.id),
       success: { status: 200, description: 'ItemPage', schema: itemPage },
       errors: [400, 404],
-      handle: ({ params, query, principal }) => lineage('up', params.id, query, principal),
+      // The start row visible() read is the walk's start: not read again.
+      handle: ({ params, query, principal, seen }) =>
+        lineage('up', params.id, query, principal, (viewer, after, limit) => gallery.lineageUpFrom(viewer, seen, after, limit)),
     }),
     route({
       method: 'GET',
@@ -147,7 +152,8 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
       },
       success: { status: 200, description: 'ItemPage', schema: itemPage },
       errors: [400, 404],
-      handle: ({ params, query, principal }) => lineage('down', params.id, query, principal),
+      handle: ({ params, query, principal }) =>
+        lineage('down', params.id, query, principal, (viewer, after, limit) => gallery.lineageDown(viewer, params.id, after, limit)),
     }),
   ];
 }

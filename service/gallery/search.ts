@@ -85,6 +85,12 @@ export function completableWords(words: readonly string[]): string[] {
   return [...new Set(words.filter((w) => w.length > PREFIX_INDEXED))];
 }
 
+interface Term {
+  words: string[];
+  /** Quoted: matched as written, never as a prefix. */
+  quoted: boolean;
+}
+
 /**
  * A `q` as an FTS5 expression: one quoted phrase per term (a word, or the
  * words of a "quoted phrase"), joined by AND; the last term, when it is an
@@ -103,12 +109,6 @@ export function completableWords(words: readonly string[]): string[] {
  * FTS5 checks by position; if those would pass PHRASE_WORD_BUDGET (with the
  * other phrases of q), the phrase keeps `*` instead (same matches).
  */
-interface Term {
-  words: string[];
-  /** Quoted: matched as written, never as a prefix. */
-  quoted: boolean;
-}
-
 export function compileSearch(q: string, complete?: Completions): SearchPlan {
   let terms: Term[] = [];
   for (const m of q.matchAll(/"([^"]*)"?|[^\s"]+/g)) {
@@ -146,10 +146,8 @@ export function compileSearch(q: string, complete?: Completions): SearchPlan {
 
 /** The words FTS5 checks by position for these terms: those of each distinct phrase (a term of two or more words). */
 function positionalWords(terms: readonly Term[]): number {
-  const phrases = new Set(terms.filter((t) => t.words.length > 1).map((t) => t.words.join(' ')));
-  let words = 0;
-  for (const p of phrases) words += p.split(' ').length;
-  return words;
+  const phrases = new Map(terms.filter((t) => t.words.length > 1).map((t) => [t.words.join(' '), t.words.length]));
+  return [...phrases.values()].reduce((sum, n) => sum + n, 0);
 }
 
 /**

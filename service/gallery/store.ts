@@ -164,6 +164,11 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
     return [...tags.filter((t) => !counted.includes(t)), ...counted];
   }
 
+  /** Upstream lineage from an item row already checked as visible to the viewer (get()). */
+  function lineageUpFrom(viewer: Viewer, start: ItemRow, after: number | null, limit: number): ItemRow[] {
+    return stmts.up.all({ start: start.seq, ...shown(viewer), after: after ?? MAX_SEQ, limit });
+  }
+
   function ownRow(studioId: string, id: string): ItemRow {
     return visibleRow({ studioId, readAll: false }, id);
   }
@@ -283,9 +288,10 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
 
     /** Upstream lineage of a live item the viewer may see (see LINEAGE_SQL). */
     lineageUp(viewer: Viewer, id: string, after: number | null, limit: number): ItemRow[] {
-      const start = visibleRow(viewer, id);
-      return stmts.up.all({ start: start.seq, ...shown(viewer), after: after ?? MAX_SEQ, limit });
+      return lineageUpFrom(viewer, visibleRow(viewer, id), after, limit);
     },
+
+    lineageUpFrom,
 
     /** Downstream lineage of an asset (the caller's read access is checked by the route). */
     lineageDown(viewer: Viewer, assetId: string, after: number | null, limit: number): ItemRow[] {

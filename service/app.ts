@@ -17,6 +17,7 @@ import { createRecordsStore, recordRoutes } from './records';
 import { createSessionsStore, sessionRoutes } from './sessions';
 import { assetRoutes, createAssets, type AssetReferenceSource, type AssetsStore } from './assets';
 import { createGalleryStore, galleryRoutes } from './gallery';
+import { createTimeline, timelineRoutes } from './timeline';
 import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
 import { studioDirs } from './data-dir';
 
@@ -87,6 +88,8 @@ export function createService(options: ServiceOptions): Service {
   const sessions = createSessionsStore(db, studios);
   const gallery = createGalleryStore(db, { assets: assets.store, sessions });
   for (const source of gallery.referenceSources()) assets.store.addReferenceSource(source);
+  const timeline = createTimeline(db, { assets });
+  for (const source of timeline.store.referenceSources()) assets.store.addReferenceSource(source);
   for (const source of options.assetReferenceSources ?? []) assets.store.addReferenceSource(source({ db, assets: assets.store }));
 
   // Every domain, one line each.
@@ -97,6 +100,7 @@ export function createService(options: ServiceOptions): Service {
     ...assetRoutes(assets),
     ...galleryRoutes({ gallery, assets: assets.store, cursors }),
     ...jobRoutes({ jobs, cursors }),
+    ...timelineRoutes({ store: timeline.store, ops: timeline.ops, cursors }),
   ];
 
   let port = 0;

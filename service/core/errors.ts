@@ -121,6 +121,13 @@ export class ApiError extends Error {
   static notReclaimable(assets: string[]): ApiError {
     return new ApiError(409, 'not_reclaimable', `${assets.length} of the given assets cannot be reclaimed.`, { assets });
   }
+  // Timelines (interface §Timeline, decisions §9).
+  static invalidTimeline(message: string, clips: { track: string | null; index: number; reason: string }[] = []): ApiError {
+    return new ApiError(422, 'invalid_timeline', message, { clips });
+  }
+  static noTimeline(): ApiError {
+    return new ApiError(409, 'no_timeline', 'You have no sequence to append to: create one first, or give timeline_id.');
+  }
   static conflict(message: string, details?: Details): ApiError {
     return new ApiError(409, 'conflict', message, details);
   }

@@ -11,7 +11,9 @@ import type { Migration } from '../migrate';
  *
  * timeline_assets holds the distinct assets of each live sequence's current
  * document: what reclaim asks (a deleted sequence's rows go, so its clips stop
- * holding footage). media_probes caches ffprobe's answer per file (sha256);
+ * holding footage). The two tables holding documents keep their rowid: a
+ * document can be hundreds of kilobytes, and WITHOUT ROWID suits small rows
+ * only. media_probes caches ffprobe's answer per file (sha256);
  * `version` is the probe shape's, so a new shape probes again.
  */
 export const m0008Timeline: Migration = {
@@ -31,7 +33,7 @@ export const m0008Timeline: Migration = {
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL,
         deleted_at TEXT
-      ) WITHOUT ROWID;
+      );
       CREATE INDEX timelines_live_by_studio ON timelines (studio_id, id) WHERE deleted_at IS NULL;
       CREATE INDEX timelines_live ON timelines (id) WHERE deleted_at IS NULL;
       CREATE INDEX timelines_touched ON timelines (studio_id, touched) WHERE deleted_at IS NULL;
@@ -45,7 +47,7 @@ export const m0008Timeline: Migration = {
         tracks TEXT NOT NULL,
         created_at TEXT NOT NULL,
         PRIMARY KEY (timeline_id, revision)
-      ) WITHOUT ROWID;
+      );
 
       CREATE TABLE timeline_assets (
         timeline_id TEXT NOT NULL REFERENCES timelines(id),

@@ -18,6 +18,9 @@ import { PROBE_VERSION, type AudioStreamInfo, type MediaProbe, type VideoStreamI
  *   negated; the older `rotate` tag is already clockwise. The display matrix
  *   wins when both are present. The value is rounded to the nearest quarter
  *   turn and normalised to 0, 90, 180 or 270.
+ * - Frame rates are reduced fractions (a one-frame GIF reports `100/10`; it
+ *   becomes `10/1`), so equal rates compare equal as text; unknown is `0/0`.
+ * - A stream whose codec ffprobe cannot name has codec `unknown`.
  * - Durations: the stream's, else the container's, else null.
  * - still: see isStill.
  */
@@ -78,8 +81,8 @@ function videoInfo(s: Json, formatName: string, formatDuration: number | null): 
     field_order: known(s.field_order, ['unknown']),
     pix_fmt: known(s.pix_fmt, ['unknown', 'none']),
     time_base: str(s.time_base) ?? '0/0',
-    frame_rate: str(s.r_frame_rate) ?? '0/0',
-    avg_frame_rate: str(s.avg_frame_rate) ?? '0/0',
+    frame_rate: reduced(s.r_frame_rate),
+    avg_frame_rate: reduced(s.avg_frame_rate),
     color_range: known(s.color_range, ['unknown']),
     color_space: known(s.color_space, ['unknown']),
     color_transfer: known(s.color_transfer, ['unknown']),
@@ -160,6 +163,20 @@ function known(v: unknown, unknowns: readonly string[]): string | null {
 function ratio(v: unknown): string | null {
   const s = str(v);
   return s !== null && /^[1-9][0-9]*:[1-9][0-9]*$/.test(s) ? s : null;
+}
+
+/** `num/den` in lowest terms; `0/0` when unknown. */
+function reduced(v: unknown): string {
+  const m = /^(\d+)\/(\d+)$/.exec(str(v) ?? '');
+  if (!m) return '0/0';
+  const [n, d] = [Number(m[1]), Number(m[2])];
+  if (n === 0 || d === 0) return `${n}/${d}`;
+  const g = gcd(n, d);
+  return `${n / g}/${d / g}`;
+}
+
+function gcd(a: number, b: number): number {
+  return b === 0 ? a : gcd(b, a % b);
 }
 
 function num(v: unknown): number | null {

@@ -184,6 +184,10 @@ describe('probeMedia: failures', () => {
     });
   });
 
+  test('a name Node cannot pass (a NUL byte) is a ProbeError', async () => {
+    await assert.rejects(probeMedia(at('a\0b.mp4')), (err: unknown) => err instanceof ProbeError && /Could not start ffprobe/.test(err.message));
+  });
+
   test('a cancelled probe is a ProbeError', async () => {
     await assert.rejects(probeMedia(at('base.mp4'), { signal: AbortSignal.abort() }), /cancelled/);
   });

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { endGroup, groupAlive } from './group';
 import { requireTool } from './tools';
@@ -117,14 +118,20 @@ function start(tool: MediaTool, argv: string[], options: RunOptions): Promise<Ru
     resolveRun = res;
     rejectRun = rej;
   });
-  const child = spawn(program, args, {
-    cwd: options.cwd,
-    env: options.env ?? process.env,
-    detached: true,
-    shell: false,
-    windowsHide: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  let child: ChildProcessByStdio<null, Readable, Readable>;
+  try {
+    child = spawn(program, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      detached: true,
+      shell: false,
+      windowsHide: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (err) {
+    // Arguments Node refuses outright (a NUL byte in one).
+    return Promise.reject(new Error(`Could not start ${tool} (${program}): ${err instanceof Error ? err.message : String(err)}`));
+  }
   const pid = child.pid;
   if (pid === undefined) {
     child.once('error', (err) => rejectRun(new Error(`Could not start ${tool} (${program}): ${err.message}`)));
@@ -133,8 +140,8 @@ function start(tool: MediaTool, argv: string[], options: RunOptions): Promise<Ru
   const startedAt = Date.now();
   const out = new Collector(options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT, options.onStdoutLine);
   const err = new Collector(options.maxStderrBytes ?? DEFAULT_MAX_STDERR, options.onStderrLine);
-  child.stdout!.on('data', (chunk: Buffer) => out.push(chunk));
-  child.stderr!.on('data', (chunk: Buffer) => err.push(chunk));
+  child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+  child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
   // A late 'error' (a failed kill) must not become an unhandled event.
   child.on('error', () => undefined);
 

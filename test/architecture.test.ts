@@ -13,6 +13,7 @@ import ts from 'typescript';
  * - A domain imports core, db, media, its own folder, and another domain only
  *   through that domain's index.ts. service/app.ts and friends also reach a
  *   domain only through its index.ts.
+ * - service/media (the one module that runs ffmpeg/ffprobe) imports only core.
  * - Nothing under service/ imports main/, cli/, renderer/ or 'electron'.
  * - main/ imports from service/ only service/app and service/data-dir.
  * - cli/ imports from service/ only service/app, service/admin,
@@ -34,6 +35,8 @@ const SCANNED: { dir: string; pattern: RegExp }[] = [
 const BASE = new Set(['core', 'db']);
 /** What every domain may use besides its own folder. */
 const SHARED = new Set(['core', 'db', 'media']);
+/** Shared layers above core that may use nothing but core. */
+const CORE_ONLY = new Set(['media']);
 const MAIN_MAY_USE = new Set(['service/app', 'service/data-dir']);
 const CLI_MAY_USE = new Set(['service/app', 'service/admin', 'service/data-dir', 'service/core/auth']);
 
@@ -89,6 +92,7 @@ function ruleBroken(file: string, spec: string, topModules: Set<string>): string
         if ('top' in to) return to.top === 'app' || to.top === 'admin' ? `service/${me.folder} imports neither service/app nor service/admin` : null;
         return BASE.has(to.folder) ? null : `service/${me.folder} imports no domain`;
       }
+      if (CORE_ONLY.has(me.folder)) return 'folder' in to && to.folder === 'core' ? null : `service/${me.folder} imports only core`;
       if ('top' in to) return 'a domain imports only core, db, media and other domains through their index.ts';
       if (SHARED.has(to.folder) || isIndex(to)) return null;
       return `another domain is reached only through its index.ts (service/${to.folder})`;
@@ -171,7 +175,7 @@ describe('architecture', () => {
           '../studios', '../studios/', '../studios/index', '../studios/index.js', '../studios/store', '../app', '../data-dir',
         ],
       },
-      { file: 'service/media/run.ts', imports: ['node:child_process', '../core/errors', './resolve', '../jobs', '../jobs/store', 'electron'] },
+      { file: 'service/media/run.ts', imports: ['node:child_process', '../core/errors', './resolve', '../jobs', '../jobs/store', '../db/open', '../data-dir', 'electron'] },
       { file: 'service/jobs/index.ts', imports: ['./store', 'electron/main', '../../cli/main', '../../renderer/app.js'] },
       { file: 'main/main.ts', imports: ['electron', '../service/app', '../service/data-dir', '../service/kv', '../service/core/auth'] },
       { file: 'cli/main.ts', imports: ['../service/app', '../service/admin', '../service/data-dir', '../service/core/auth', '../service/core/errors'] },
@@ -188,7 +192,10 @@ describe('architecture', () => {
       'service/kv/store.ts may not import ../studios/store (another domain is reached only through its index.ts (service/studios))',
       'service/kv/store.ts may not import ../app (a domain imports only core, db, media and other domains through their index.ts)',
       'service/kv/store.ts may not import ../data-dir (a domain imports only core, db, media and other domains through their index.ts)',
-      'service/media/run.ts may not import ../jobs/store (another domain is reached only through its index.ts (service/jobs))',
+      'service/media/run.ts may not import ../jobs (service/media imports only core)',
+      'service/media/run.ts may not import ../jobs/store (service/media imports only core)',
+      'service/media/run.ts may not import ../db/open (service/media imports only core)',
+      'service/media/run.ts may not import ../data-dir (service/media imports only core)',
       'service/media/run.ts may not import electron (service/ is a plain Node library; Electron never appears under it)',
       'service/jobs/index.ts may not import electron/main (service/ is a plain Node library; Electron never appears under it)',
       'service/jobs/index.ts may not import ../../cli/main (nothing under service/ imports main/, cli/ or renderer/)',

@@ -29,7 +29,7 @@ export interface VideoStreamInfo {
   pix_fmt: string | null;
   /** stream time_base as `num/den`. */
   time_base: string;
-  /** r_frame_rate as `num/den` (reduced as ffprobe gives it). */
+  /** r_frame_rate as `num/den`, reduced (ffprobe gives `100/10` for a one-frame GIF; this is `10/1`). */
   frame_rate: string;
   avg_frame_rate: string;
   color_range: string | null;

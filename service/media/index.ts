@@ -1,0 +1,17 @@
+/** The media module's public face: the one place ffmpeg and ffprobe run (README.md). */
+export { PROBE_VERSION } from './types';
+export type { AudioStreamInfo, MediaProbe, MediaTool, VideoStreamInfo } from './types';
+export { TOOL_ENV, requireTool, toolPath } from './tools';
+export { killAllChildren, liveChildren, runTool } from './run';
+export type { LiveChild, RunOptions, RunResult } from './run';
+export {
+  MAX_CONCURRENT_PROBES,
+  MAX_PROBE_OUTPUT_BYTES,
+  PROBE_TIMEOUT_MS,
+  ProbeError,
+  normalizeProbe,
+  parseProbeOutput,
+  probeArgs,
+  probeMedia,
+} from './probe';
+export type { ProbeOptions } from './probe';

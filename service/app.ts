@@ -20,6 +20,7 @@ import { createGalleryStore, galleryRoutes } from './gallery';
 import { createTimeline, timelineRoutes } from './timeline';
 import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
 import { studioDirs } from './data-dir';
+import { killAllChildren } from './media';
 
 /**
  * createService() is the whole service as a plain Node library: the CLI's
@@ -182,6 +183,8 @@ export function createService(options: ServiceOptions): Service {
       const closed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : null;
       // Running runner jobs are cancelled (partial output removed) and event streams end (decisions §1).
       await jobs.close();
+      // Probes (and later exports) still running: their process groups end.
+      await killAllChildren();
       if (s && closed) {
         s.closeIdleConnections();
         // Requests in flight get a moment to finish; then every socket goes.

@@ -92,7 +92,7 @@ export function planExport(doc: TimelineDoc, sourceOf: (assetId: string) => Clip
     return {
       preset,
       path: 'conform',
-      clips: clips.map((c) => ({ ...c, path: 'conform', reason: c.reason ?? 'the h264 preset encodes every clip' })),
+      clips: clips.map((c) => ({ ...c, path: 'conform', reason: c.reason ?? 'The h264 preset encodes every clip' })),
     };
   }
   return { preset, path: clips.every((c) => c.path === 'copy') ? 'copy' : 'conform', clips };

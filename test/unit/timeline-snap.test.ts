@@ -249,6 +249,7 @@ describe('properties (seeded; BACKLOT_PROP_SEED replays)', () => {
       let odd = rate.num;
       while (odd % 2n === 0n) odd /= 2n;
       while (odd % 5n === 0n) odd /= 5n;
+      let checked = 0;
       for (let i = 0; i < 50; i++) {
         const k = BigInt(g.int(1000));
         const twiceUPlusOne = odd * (2n * k + 1n);
@@ -257,7 +258,9 @@ describe('properties (seeded; BACKLOT_PROP_SEED replays)', () => {
         // Only the cases where the double is the exact half (its shortest decimal is the exact fraction).
         if (d.num * 2n * rate.num !== twiceUPlusOne * rate.den * d.den) continue;
         assert.equal(toUnits(seconds, rate), Number((twiceUPlusOne + 1n) / 2n), `${name}: ${seconds} s`);
+        checked += 1;
       }
+      assert.ok(checked >= 25, `${name}: only ${checked} exact halves were checked`);
     }
   });
 });

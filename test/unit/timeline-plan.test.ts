@@ -187,7 +187,18 @@ describe('planExport: one reason per row (the second clip differs from the first
     const result = plan({ V1: [at('a', 0), at('b', 1)], A1: [at('s', 0, 3)] }, { a: videoSource(), b: videoSource(), s: SOUND });
     assert.deepEqual(
       result.clips.map((c) => c.reason),
-      [null, 'It is the last video clip, but the sequence runs on 1 s after it (sound), which needs black video by encoding'],
+      [null, 'It is the last clip on V1, but the sequence runs on 1 s after it (sound), which needs black video by encoding'],
+    );
+  });
+
+  test('a V2 clip running past the end of V1 is named as what runs on (not sound)', () => {
+    const result = plan({ V1: [at('a', 0)], V2: [at('c', 0, 3)], A1: [at('s', 0, 2)] }, { a: videoSource(), c: videoSource({ duration_s: 3 }), s: SOUND });
+    assert.deepEqual(
+      result.clips.map((c) => c.reason),
+      [
+        'It is the last clip on V1, but the sequence runs on 2 s after it (on V2), which needs black video by encoding',
+        'It is on V2: tracks above V1 are composited over it, which needs encoding',
+      ],
     );
   });
 

@@ -141,7 +141,7 @@ function clipProblem(track: string, c: ClipIn, assets: AssetLookup): string | { 
   if (belongs === null) return `names an asset of kind "other", which cannot go on a track`;
   if (belongs !== track[0]) {
     return belongs === 'V'
-      ? `puts a ${facts.kind} asset on ${track}: video and images go on V tracks`
+      ? `puts ${facts.kind === 'image' ? 'an image' : 'a video'} asset on ${track}: video and images go on V tracks`
       : `puts a sound asset on ${track}: sound goes on A tracks`;
   }
   const offset = c.in ?? 0;

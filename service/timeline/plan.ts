@@ -59,7 +59,7 @@ export function planExport(doc: TimelineDoc, sourceOf: (assetId: string) => Clip
   const v1 = doc.tracks.V1 ?? [];
   const reference = v1.map((c) => sourceOf(c.asset_id).probe?.video).find((v): v is VideoStreamInfo => !!v && !v.still) ?? null;
   const referenceName = reference ? `V1 #${v1.findIndex((c) => sourceOf(c.asset_id).probe?.video === reference)}` : '';
-  const sequenceEnd = sequenceEndSeconds(doc);
+  const { end: sequenceEnd, track: lastTrack } = sequenceEndSeconds(doc);
   let v1End = 0;
 
   for (const { track, index, asset_id } of videoClips(doc)) {
@@ -76,7 +76,9 @@ export function planExport(doc: TimelineDoc, sourceOf: (assetId: string) => Clip
       if (start > v1End) reasons.push(`it starts after a gap of ${seconds(toSeconds(start - v1End, rate))}, which is filled with black by encoding`);
       v1End = Math.max(v1End, start + toUnits(clip.duration, rate));
       if (index === v1.length - 1 && toSeconds(v1End, rate) < sequenceEnd - halfFrame) {
-        reasons.push(`it is the last video clip, but the sequence runs on ${seconds(sequenceEnd - toSeconds(v1End, rate))} after it (sound), which needs black video by encoding`);
+        const after = seconds(sequenceEnd - toSeconds(v1End, rate));
+        const what = lastTrack.startsWith('A') ? 'sound' : `on ${lastTrack}`;
+        reasons.push(`it is the last clip on V1, but the sequence runs on ${after} after it (${what}), which needs black video by encoding`);
       }
     }
     if (video && !video.still) {
@@ -92,7 +94,7 @@ export function planExport(doc: TimelineDoc, sourceOf: (assetId: string) => Clip
     return {
       preset,
       path: 'conform',
-      clips: clips.map((c) => ({ ...c, path: 'conform', reason: c.reason ?? 'the h264 preset encodes every clip' })),
+      clips: clips.map((c) => ({ ...c, path: 'conform', reason: c.reason ?? 'The h264 preset encodes every clip' })),
     };
   }
   return { preset, path: clips.every((c) => c.path === 'copy') ? 'copy' : 'conform', clips };
@@ -155,14 +157,18 @@ function streamProblems(video: VideoStreamInfo, reference: VideoStreamInfo, refe
   return problems;
 }
 
-/** The end of the last clip on any track, seconds. */
-function sequenceEndSeconds(doc: TimelineDoc): number {
+/** The end of the last clip on any track, seconds, and the first track (V1..V9, A1..A9) that ends there. */
+function sequenceEndSeconds(doc: TimelineDoc): { end: number; track: string } {
   let end = 0;
-  for (const [track, clips] of Object.entries(doc.tracks)) {
+  let last = 'V1';
+  for (const track of sortTracks(Object.keys(doc.tracks))) {
     const rate = trackRate(track, doc.target);
-    for (const c of clips) end = Math.max(end, toSeconds(toUnits(c.start, rate) + toUnits(c.duration, rate), rate));
+    for (const c of doc.tracks[track]!) {
+      const clipEnd = toSeconds(toUnits(c.start, rate) + toUnits(c.duration, rate), rate);
+      if (clipEnd > end) [end, last] = [clipEnd, track];
+    }
   }
-  return end;
+  return { end, track: last };
 }
 
 function shown(value: unknown): string {

@@ -41,18 +41,24 @@ export function decimalOf(value: number): { num: bigint; den: bigint } {
 export function frameRate(fps: number): Rate {
   if (!Number.isFinite(fps) || fps <= 0) throw new RangeError(`fps must be positive: ${fps}`);
   if (Number.isInteger(fps)) return { num: BigInt(fps), den: 1n };
-  const ntsc = Math.round((fps * 1001) / 1000);
-  if (Math.abs((ntsc * 1000) / 1001 - fps) < NTSC_TOLERANCE) return reduce(BigInt(ntsc) * 1000n, 1001n);
+  const ntsc = ntscMultiple(fps);
+  if (ntsc !== null) return reduce(BigInt(ntsc) * 1000n, 1001n);
   return decimalOf(fps);
+}
+
+/** n when fps is n×1000/1001 within the tolerance, for a whole n ≥ 1 (never 0: a tiny fps is not "0 NTSC"). */
+function ntscMultiple(fps: number): number | null {
+  const ntsc = Math.round((fps * 1001) / 1000);
+  return ntsc >= 1 && Math.abs((ntsc * 1000) / 1001 - fps) < NTSC_TOLERANCE ? ntsc : null;
 }
 
 /** Whether an fps value has a rate this module will use (see frameRate). */
 export function isSupportedFps(fps: number): boolean {
   if (!Number.isFinite(fps) || fps <= 0) return false;
   if (Number.isInteger(fps)) return true;
-  const ntsc = Math.round((fps * 1001) / 1000);
-  if (Math.abs((ntsc * 1000) / 1001 - fps) < NTSC_TOLERANCE) return true;
-  return decimalOf(fps).den <= 10n ** BigInt(MAX_FPS_DECIMALS);
+  if (ntscMultiple(fps) !== null) return true;
+  // At most 3 decimals: the reduced denominator divides 1000 (12.3456 = 7716/625 has 4, though 625 < 1000).
+  return 10n ** BigInt(MAX_FPS_DECIMALS) % decimalOf(fps).den === 0n;
 }
 
 export function sampleRate(hz: number): Rate {

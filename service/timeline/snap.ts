@@ -17,8 +17,11 @@ export interface Rate {
   den: bigint;
 }
 
-/** Frame rates written as 23.976, 29.97, 59.94 ... mean n×1000/1001 (NTSC). */
-const NTSC_TOLERANCE = 0.0005;
+/**
+ * Frame rates written as 23.976 (or the common shorthand 23.98), 29.97, 59.94 ...
+ * mean n×1000/1001 (NTSC): any non-whole fps within 0.005 of one.
+ */
+const NTSC_TOLERANCE = 0.005;
 /** At most this many decimals in an fps that is neither whole nor NTSC (12.5, 7.5). */
 const MAX_FPS_DECIMALS = 3;
 

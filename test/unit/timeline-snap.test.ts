@@ -41,6 +41,11 @@ describe('frameRate: fps → reduced units per second', () => {
     [47.952, 48000n, 1001n],
     [29.97002997, 30000n, 1001n],
     [23.976023976, 24000n, 1001n],
+    // The common shorthand: within 0.005 of an NTSC rate is that rate; further is a plain decimal.
+    [23.98, 24000n, 1001n],
+    [59.94, 60000n, 1001n],
+    [23.99, 2399n, 100n],
+    [29.98, 1499n, 50n],
     [12.5, 25n, 2n],
     [7.5, 15n, 2n],
     [0.5, 1n, 2n],

@@ -625,6 +625,10 @@ describe('PATCH', () => {
     assertError(await alpha.patch(at(t.id), { tracks: { V1: Array.from({ length: 5001 }, (_, i) => ({ asset_id: ids.image, start: i, duration: 1 })) } }, { 'If-Match': '1' }), 400, 'bad_request');
     const r = await send(svc.port, { method: 'PATCH', path: `/api/v1${at(t.id)}`, token: env.tokens.alpha, raw: '{"name":', contentType: MERGE, headers: { 'If-Match': '1' } });
     assertError(r, 400, 'bad_request');
+    const big = await send(svc.port, { method: 'PATCH', path: `/api/v1${at(t.id)}`, token: env.tokens.alpha, raw: JSON.stringify({ name: 'x'.repeat(BODY_LIMIT) }), contentType: MERGE, headers: { 'If-Match': '1' } });
+    assertError(big, 413, 'too_large', { limit: BODY_LIMIT });
+    const proto = await send(svc.port, { method: 'PATCH', path: `/api/v1${at(t.id)}`, token: env.tokens.alpha, raw: '{"tracks":{"__proto__":[]}}', contentType: MERGE, headers: { 'If-Match': '1' } });
+    assertError(proto, 400, 'bad_request');
     assertError(await alpha.patch(at(t.id), { name: 'stale' }, { 'If-Match': '2' }), 409, 'etag_mismatch');
     assert.deepEqual(assertTimeline(await alpha.get(at(t.id)), 200), before);
     assert.deepEqual(await revisions(t.id), []);

@@ -135,6 +135,17 @@ describe('append to timeline_id', () => {
     assert.deepEqual(assertTimeline(await append({ asset_id: ids.noLen, timeline_id: t.id, duration: 2 }), 200).tracks.V1.at(-1), clip(ids.noLen!, 5, 2));
   });
 
+  test('concurrent appends each apply to the current revision: none lost, end to end', async () => {
+    const t = await createTimeline(alpha, { name: 'concurrent' });
+    const answers = await Promise.all(Array.from({ length: 8 }, () => append({ asset_id: ids.video5, timeline_id: t.id, duration: 1 })));
+    assert.ok(answers.every((r) => r.status === 200), answers.map((r) => r.text).join('\n'));
+    assert.deepEqual(answers.map((r) => r.json.revision).sort((a, b) => a - b), [2, 3, 4, 5, 6, 7, 8, 9]);
+    const u = await get(t.id);
+    assert.equal(u.revision, 9);
+    assert.deepEqual(u.tracks.V1.map((c: any) => c.start), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert.equal((await alpha.get(`/timeline/${t.id}/revisions`)).json.items.length, 8);
+  });
+
   test('400 bad_request for a body of the wrong shape; nothing written', async () => {
     const t = await createTimeline(alpha, { name: 'bad bodies' });
     const bodies: [string, unknown][] = [

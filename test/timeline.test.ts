@@ -636,6 +636,16 @@ describe('PATCH', () => {
     assert.equal(assertTimeline(await alpha.patch(at(t.id), { name: 'ok' }, { 'If-Match': '1' }), 200).revision, 2);
   });
 
+  test('concurrent PATCHes with the same If-Match: exactly one wins, the others are 409', async () => {
+    const t = await createTimeline(alpha, { name: 'race' });
+    const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => alpha.patch(at(t.id), { name: `racer ${i}` }, { 'If-Match': '1' })));
+    assert.deepEqual(answers.map((r) => r.status).sort(), [200, 409, 409, 409, 409, 409]);
+    const winner = answers.find((r) => r.status === 200)!.json;
+    assert.deepEqual(assertTimeline(await alpha.get(at(t.id)), 200), winner);
+    assert.equal(winner.revision, 2);
+    assert.deepEqual((await revisions(t.id)).map((r: any) => r.revision), [1]);
+  });
+
   test('a clip already present stays through later writes; a clip added again of an asset present is fine', async () => {
     const t = await createTimeline(alpha, { name: 'present', tracks: { V1: [{ asset_id: ids.video5, start: 0 }] } });
     const u = assertTimeline(await alpha.patch(at(t.id), { tracks: { V1: [{ asset_id: ids.video5, start: 0 }, { asset_id: ids.video5, start: 5, in: 1 }] } }, { 'If-Match': '1' }), 200);

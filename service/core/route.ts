@@ -123,7 +123,8 @@ function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Prom
   const query = r.query ? parseWith(r.query, ctx.query, 'query') : {};
   const seen = r.visible?.({ params, principal });
   // Only routes that take If-Match read it: elsewhere (a GET) the header means nothing.
-  const ifMatch = r.headers?.includes(IF_MATCH_HEADER)
+  // By name: a route may declare a copy of IF_MATCH_HEADER (e.g. `{ ...IF_MATCH_HEADER, required: true }`).
+  const ifMatch = r.headers?.some((h) => h.name === IF_MATCH_HEADER.name)
     ? parseIfMatch(ctx.get('If-Match') || undefined)
     : ABSENT;
   const input = { params, query, principal, ifMatch, ctx, seen };

@@ -137,7 +137,8 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
         const kind = facts ? trackKind(facts.kind) : null;
         const track = body.track ?? (kind ? `${kind}1` : 'V1');
         const existing = current.tracks[track] ?? [];
-        if (existing.length + 1 > LIMITS.clips) throw ApiError.badRequest(`A track holds at most ${LIMITS.clips} clips.`);
+        // The limit is over the whole sequence, as for create and PATCH, not over one track.
+        countClips(current.tracks, 1);
         const clip: ClipIn = { asset_id: body.asset_id, start: trackEnd(existing, track, current.target) };
         if (body.in !== undefined) clip.in = body.in;
         if (body.duration !== undefined) clip.duration = body.duration;

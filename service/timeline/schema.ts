@@ -104,8 +104,20 @@ export type ClipIn = z.infer<typeof clipIn>;
 const layClip = clipIn.omit({ start: true, transition: true });
 export type LayClip = z.infer<typeof layClip>;
 
+const TRACK_NAMES_MESSAGE = 'track names are V1..V9 and A1..A9';
+/**
+ * Keys are checked on the object as parsed, before zod's record copies it: the
+ * copy drops a member named `__proto__`, so its clips would vanish silently.
+ */
 const tracksIn = z
-  .record(z.string().regex(TRACK_NAME, 'track names are V1..V9 and A1..A9'), z.array(clipIn).max(LIMITS.clips))
+  .preprocess((value, ctx) => {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const key of Object.keys(value)) {
+        if (!TRACK_NAME.test(key)) ctx.addIssue({ code: 'custom', message: TRACK_NAMES_MESSAGE, path: [key], input: value });
+      }
+    }
+    return value;
+  }, z.record(z.string().regex(TRACK_NAME, TRACK_NAMES_MESSAGE), z.array(clipIn).max(LIMITS.clips)))
   .meta({ description: 'Track name (`V1`..`V9`, `A1`..`A9`) to its clips.' });
 export type TracksIn = Record<string, ClipIn[]>;
 

@@ -11,13 +11,14 @@ import { CursorCodec } from './core/pagination';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
 import { openDatabase, type Db } from './db/open';
-import { createStudiosStore } from './studios';
+import { createLauncherCredentials, createStudiosStore } from './studios';
 import { createKvStore, kvRoutes } from './kv';
 import { createRecordsStore, recordRoutes } from './records';
 import { createSessionsStore, sessionRoutes } from './sessions';
 import { assetRoutes, createAssets, type AssetReferenceSource, type AssetsStore } from './assets';
 import { createGalleryStore, galleryRoutes } from './gallery';
 import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
+import { createEditorHub, editorMiddleware, type EditorHub } from './editor';
 import { studioDirs } from './data-dir';
 
 /**
@@ -67,6 +68,8 @@ export interface Service {
   routes: readonly Route[];
   /** The jobs domain: the runner for export and the launcher, and the event hub. */
   jobs: JobsDomain;
+  /** The editor surface's connected pages (`GET /editor/events`); `:open` publishes to it. */
+  editor: EditorHub;
   /** The OpenAPI 3.1 document served at /api/v1/openapi.json. */
   openapi: Record<string, unknown>;
 }
@@ -82,6 +85,7 @@ export function createService(options: ServiceOptions): Service {
   const studios = createStudiosStore(db);
   const cursors = new CursorCodec(studios.cursorSecret());
   const jobs = createJobsDomain({ db, dataDir: config.dataDir, ...options.jobs });
+  const editor = createEditorHub({ port: () => port, ...options.jobs });
 
   const assets = createAssets(db, { ...config, secret: studios.cursorSecret(), studioDirs: (id) => studioDirs(config.dataDir, id) });
   const sessions = createSessionsStore(db, studios);
@@ -136,6 +140,7 @@ export function createService(options: ServiceOptions): Service {
     }
     await next();
   });
+  app.use(editorMiddleware({ hub: editor, credentials: createLauncherCredentials(db), port: () => port }));
   app.use(router.routes());
   // Nothing matched: the token is still checked first (401 before 404).
   app.use((ctx) => {
@@ -152,6 +157,7 @@ export function createService(options: ServiceOptions): Service {
     callback,
     routes,
     jobs,
+    editor,
     openapi,
     listen(requested: number) {
       return new Promise((resolve, reject) => {
@@ -176,8 +182,9 @@ export function createService(options: ServiceOptions): Service {
       const s = server;
       server = null;
       const closed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : null;
-      // Running runner jobs are cancelled (partial output removed) and event streams end (decisions §1).
+      // Running runner jobs are cancelled (partial output removed) and event streams (jobs', the editor's) end (decisions §1).
       await jobs.close();
+      editor.close();
       if (s && closed) {
         s.closeIdleConnections();
         // Requests in flight get a moment to finish; then every socket goes.

@@ -183,8 +183,8 @@ export function createService(options: ServiceOptions): Service {
       server = null;
       const closed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : null;
       // Running runner jobs are cancelled (partial output removed) and event streams (jobs', the editor's) end (decisions §1).
-      await jobs.close();
       editor.close();
+      await jobs.close();
       if (s && closed) {
         s.closeIdleConnections();
         // Requests in flight get a moment to finish; then every socket goes.

@@ -253,6 +253,14 @@ describe('the editor hub in a running service (in-process, real HTTP)', { timeou
     assert.throws(() => service.editor.openTimeline({}, 'paint'), { status: 501, code: 'unsupported' });
   });
 
+  test('HEAD answers the headers and holds no page', async () => {
+    const before = service.editor.connected();
+    const res = await send(port, { method: 'HEAD', path: '/editor/events', token: credential });
+    assert.equal(res.status, 200);
+    assert.match(String(res.headers['content-type']), /^text\/event-stream/);
+    await until(() => service.editor.connected() === before, 'no page left behind');
+  });
+
   test('a page that stops reading is dropped past the high-water mark', async () => {
     const slow = await connect();
     const fast = await connect();

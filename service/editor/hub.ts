@@ -34,9 +34,10 @@ export interface EditorHub {
   /**
    * Publishes `open` with `{"timeline", "studio_id", "opened_at"}` and answers
    * TimelineOpened; 501 `unsupported` when no page is connected (interface.md
-   * §Timeline rule 9). `timeline` is the Timeline JSON as the API shows it.
+   * §Timeline rule 9). `timeline` is the Timeline as the API shows it, as an
+   * object (not JSON text: it is serialised here, inside the event's data).
    */
-  openTimeline(timeline: unknown, studioId: string): TimelineOpened;
+  openTimeline(timeline: Record<string, unknown>, studioId: string): TimelineOpened;
   /** Pages connected right now. */
   connected(): number;
   /** The editor page: `http://127.0.0.1:PORT/editor/`. */

@@ -1,11 +1,12 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openAdmin, STUDIO_ID_PATTERN } from '../service/admin';
 import { createService, type ServiceOptions } from '../service/app';
-import { CAPABILITIES } from '../service/core/auth';
+import { CAPABILITIES, isLauncherCredential } from '../service/core/auth';
 import { defaultDataDir } from '../service/data-dir';
 
 /**
- * bin/backlot: serve, studio add|set, token create|revoke (decisions §1), index add (§4).
+ * bin/backlot: serve, studio add|set, token create|revoke (decisions §1), index add (§4),
+ * launcher-token (§10).
  * Exit codes: 0 done, 1 the command failed (port in use, id taken, unknown
  * studio or token), 2 the command line is wrong.
  */
@@ -23,8 +24,9 @@ Commands:
   studio add ID         register a studio
   studio set ID         change a studio's quotas
   token create          issue a studio token (printed once)
-  token revoke TOKEN    revoke a token
+  token revoke TOKEN    revoke a token or a launcher credential
   index add             declare an index on a record field
+  launcher-token        issue a launcher credential (printed once)
 
 Every command takes --data-dir DIR (default: $BACKLOT_HOME, else ${defaultDataDir({}, process.platform)}).
 Run 'backlot <command> --help' for a command's options.`,
@@ -56,7 +58,12 @@ speed. Works while serve runs on the same data dir: its next query uses the inde
 Prints {"studio_id","collection","field","name","created"}; declaring it again is fine.`,
   'token revoke': `Usage: backlot token revoke TOKEN [--data-dir DIR]
 
-Revokes a token; a running server refuses it from its next request.`,
+Revokes a studio token or a launcher credential; a running server refuses it from its next request.`,
+  'launcher-token': `Usage: backlot launcher-token [--data-dir DIR]
+
+Prints a new launcher credential on one line. It opens the launcher's side of the
+service (the editor channel, GET /editor/events) and nothing of a studio's data API.
+It is stored only as a hash: keep it. Revoke it with 'backlot token revoke'.`,
 };
 
 function parse(args: string[], options: Options, positionals: number, help: string) {
@@ -197,11 +204,17 @@ function token(args: string[]): void {
   } else if (sub === 'revoke') {
     const { positionals, dataDir } = parse(rest, {}, 1, HELP['token revoke']!);
     const revoked = withAdmin(dataDir, (admin) => admin.revokeToken(positionals[0]!));
-    if (!revoked) throw new Error('No live token matches; it is unknown or already revoked.');
-    process.stderr.write('Token revoked.\n');
+    if (!revoked) throw new Error('No live token or launcher credential matches; it is unknown or already revoked.');
+    process.stderr.write(isLauncherCredential(positionals[0]!) ? 'Launcher credential revoked.\n' : 'Token revoked.\n');
   } else {
     throw new UsageError(`Unknown token command "${sub ?? ''}".\n\n${HELP['token create']}\n\n${HELP['token revoke']}`);
   }
+}
+
+function launcherToken(args: string[]): void {
+  const { dataDir } = parse(args, {}, 0, HELP['launcher-token']!);
+  const credential = withAdmin(dataDir, (admin) => admin.createLauncherCredential());
+  process.stdout.write(`${credential}\n`);
 }
 
 function index(args: string[]): void {
@@ -233,6 +246,8 @@ export async function main(argv: string[]): Promise<void> {
         return token(rest);
       case 'index':
         return index(rest);
+      case 'launcher-token':
+        return launcherToken(rest);
       case undefined:
       case 'help':
       case '--help':

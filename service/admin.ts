@@ -1,4 +1,4 @@
-import { isCapability } from './core/auth';
+import { isCapability, isLauncherCredential } from './core/auth';
 import { ApiError } from './core/errors';
 import { ensureDir } from './core/files';
 import { STUDIO_ID_PATTERN } from './core/origin';
@@ -6,18 +6,20 @@ import { STUDIO_ID_PATTERN } from './core/origin';
 export { STUDIO_ID_PATTERN };
 import { openDatabase } from './db/open';
 import { studioDirs } from './data-dir';
-import { createStudiosStore } from './studios';
+import { createLauncherCredentials, createStudiosStore } from './studios';
 import { declareIndex } from './records';
 
 /**
  * What the CLI does to a data dir, while the server may be running on it:
- * register studios, set quotas, issue and revoke tokens. SQLite (WAL, busy
+ * register studios, set quotas, issue and revoke tokens and launcher
+ * credentials. SQLite (WAL, busy
  * timeout) serialises it with the server; the server reads these tables on
  * every request, so it sees the change on the next one.
  */
 export function openAdmin(dataDir: string) {
   const db = openDatabase(dataDir);
   const studios = createStudiosStore(db);
+  const launcher = createLauncherCredentials(db);
 
   return {
     addStudio(input: { id: string; name?: string; quotaRecords?: number; quotaKvBytes?: number }) {
@@ -47,8 +49,14 @@ export function openAdmin(dataDir: string) {
       return declareIndex(db, input);
     },
 
+    /** A new launcher credential (decisions §10), returned once; only its hash is stored. */
+    createLauncherCredential(): string {
+      return launcher.create();
+    },
+
+    /** Revokes a studio token or a launcher credential (told apart by their prefixes). */
     revokeToken(token: string): boolean {
-      return studios.revokeToken(token);
+      return isLauncherCredential(token) ? launcher.revoke(token) : studios.revokeToken(token);
     },
 
     close() {

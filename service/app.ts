@@ -11,7 +11,7 @@ import { CursorCodec } from './core/pagination';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
 import { openDatabase, type Db } from './db/open';
-import { createStudiosStore } from './studios';
+import { createLauncherCredentials, createStudiosStore } from './studios';
 import { createKvStore, kvRoutes } from './kv';
 import { createRecordsStore, recordRoutes } from './records';
 import { createSessionsStore, sessionRoutes } from './sessions';
@@ -19,6 +19,7 @@ import { assetRoutes, createAssets, type AssetReferenceSource, type AssetsStore 
 import { createGalleryStore, galleryRoutes } from './gallery';
 import { createTimeline, timelineRoutes } from './timeline';
 import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
+import { createEditorHub, editorMiddleware, type EditorHub } from './editor';
 import { studioDirs } from './data-dir';
 import { killAllChildren } from './media';
 
@@ -69,6 +70,8 @@ export interface Service {
   routes: readonly Route[];
   /** The jobs domain: the runner for export and the launcher, and the event hub. */
   jobs: JobsDomain;
+  /** The editor surface's connected pages (`GET /editor/events`); `:open` publishes to it. */
+  editor: EditorHub;
   /** The OpenAPI 3.1 document served at /api/v1/openapi.json. */
   openapi: Record<string, unknown>;
 }
@@ -84,12 +87,13 @@ export function createService(options: ServiceOptions): Service {
   const studios = createStudiosStore(db);
   const cursors = new CursorCodec(studios.cursorSecret());
   const jobs = createJobsDomain({ db, dataDir: config.dataDir, ...options.jobs });
+  const editor = createEditorHub({ port: () => port, ...options.jobs });
 
   const assets = createAssets(db, { ...config, secret: studios.cursorSecret(), studioDirs: (id) => studioDirs(config.dataDir, id) });
   const sessions = createSessionsStore(db, studios);
   const gallery = createGalleryStore(db, { assets: assets.store, sessions });
   for (const source of gallery.referenceSources()) assets.store.addReferenceSource(source);
-  const timeline = createTimeline(db, { assets });
+  const timeline = createTimeline(db, { assets, editor });
   for (const source of timeline.store.referenceSources()) assets.store.addReferenceSource(source);
   for (const source of options.assetReferenceSources ?? []) assets.store.addReferenceSource(source({ db, assets: assets.store }));
 
@@ -141,6 +145,7 @@ export function createService(options: ServiceOptions): Service {
     }
     await next();
   });
+  app.use(editorMiddleware({ hub: editor, credentials: createLauncherCredentials(db), port: () => port }));
   app.use(router.routes());
   // Nothing matched: the token is still checked first (401 before 404).
   app.use((ctx) => {
@@ -157,6 +162,7 @@ export function createService(options: ServiceOptions): Service {
     callback,
     routes,
     jobs,
+    editor,
     openapi,
     listen(requested: number) {
       return new Promise((resolve, reject) => {
@@ -181,7 +187,8 @@ export function createService(options: ServiceOptions): Service {
       const s = server;
       server = null;
       const closed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : null;
-      // Running runner jobs are cancelled (partial output removed) and event streams end (decisions §1).
+      // Running runner jobs are cancelled (partial output removed) and event streams (jobs', the editor's) end (decisions §1).
+      editor.close();
       await jobs.close();
       // Probes (and later exports) still running: their process groups end.
       await killAllChildren();

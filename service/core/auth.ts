@@ -2,10 +2,15 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from './errors';
 
 /**
- * Studio tokens: 32 random bytes, shown once, stored only as their SHA-256.
- * A request's token is hashed, looked up by hash, and the stored hash compared
- * in constant time. Nothing is cached: a token revoked from the CLI fails on the
- * server's very next request.
+ * Studio tokens and the launcher credential: 32 random bytes each, shown
+ * once, stored only as their SHA-256. A request's token is hashed, looked up
+ * by hash, and the stored hash compared in constant time. A token revoked
+ * from the CLI fails on the server's very next request.
+ *
+ * The two kinds carry different prefixes and live in different tables, and
+ * each check refuses the other kind by its prefix before any lookup, so a
+ * launcher credential never opens the studio data API and a studio token
+ * never opens the launcher's side (decisions §10, §11).
  */
 
 export const CAPABILITIES = [
@@ -39,9 +44,20 @@ export interface TokenGrant {
 export type TokenResolver = (hash: Buffer) => TokenGrant | null;
 
 const TOKEN_PREFIX = 'blt_';
+const LAUNCHER_PREFIX = 'bl_launcher_';
 
 export function generateToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** A new launcher credential (decisions §10): the prefix tells it from a studio token at a glance. */
+export function generateLauncherCredential(): string {
+  return LAUNCHER_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** True when the text has the launcher credential's form (its prefix); says nothing about whether it is live. */
+export function isLauncherCredential(text: string): boolean {
+  return text.startsWith(LAUNCHER_PREFIX);
 }
 
 export function hashToken(token: string): Buffer {
@@ -55,16 +71,53 @@ export function bearerToken(header: string | undefined): string | null {
   return m ? m[1]! : null;
 }
 
-/** Resolves the caller or throws 401 `unauthenticated`. */
+/** Whether a stored hash is the hash looked up, in constant time. */
+function sameHash(stored: Buffer | undefined, hash: Buffer): boolean {
+  return stored !== undefined && stored.length === hash.length && timingSafeEqual(stored, hash);
+}
+
+/** Resolves the studio calling the data API or throws 401 `unauthenticated`. */
 export function authenticate(header: string | undefined, resolve: TokenResolver): Principal {
   const token = bearerToken(header);
   if (token === null) throw ApiError.unauthenticated();
+  if (isLauncherCredential(token)) {
+    throw ApiError.unauthenticated('A launcher credential does not open the studio data API; send a studio token.');
+  }
   const hash = hashToken(token);
   const grant = resolve(hash);
-  if (!grant || grant.hash.length !== hash.length || !timingSafeEqual(grant.hash, hash)) {
-    throw ApiError.unauthenticated('The token is unknown or has been revoked.');
-  }
+  if (!grant || !sameHash(grant.hash, hash)) throw ApiError.unauthenticated('The token is unknown or has been revoked.');
   return { studioId: grant.studioId, capabilities: new Set(grant.capabilities) };
+}
+
+/** The launcher's side: the user, not a studio. */
+export interface LauncherPrincipal {
+  kind: 'launcher';
+}
+
+/** What the credential store answers for a hash: the stored hash of a live credential, or null. */
+export type LauncherResolver = (hash: Buffer) => Buffer | null;
+
+/**
+ * The one check of the launcher credential, for every launcher-side surface
+ * (the editor channel now, `/launcher/...` later): the `Authorization: Bearer`
+ * header's credential or 401 `unauthenticated` (missing, a studio token,
+ * unknown or revoked). The cookie a browser will carry is another source of
+ * the same credential and goes through this same function.
+ */
+export function authenticateLauncher(header: string | undefined, resolve: LauncherResolver): LauncherPrincipal {
+  const credential = bearerToken(header);
+  if (credential === null) {
+    throw ApiError.unauthenticated('A launcher credential is required (Authorization: Bearer <credential from `backlot launcher-token`>).');
+  }
+  if (!isLauncherCredential(credential)) {
+    throw ApiError.unauthenticated('A studio token does not open the launcher side; send a launcher credential.');
+  }
+  const hash = hashToken(credential);
+  const stored = resolve(hash);
+  if (stored === null || !sameHash(stored, hash)) {
+    throw ApiError.unauthenticated('The launcher credential is unknown or has been revoked.');
+  }
+  return { kind: 'launcher' };
 }
 
 export function requireCapability(principal: Principal, capability: Capability): void {

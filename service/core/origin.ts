@@ -66,3 +66,22 @@ export function checkRequestSource(source: RequestSource, port: number): OriginV
   }
   return { studioId };
 }
+
+/**
+ * The service's own pages only (the editor channel; later the launcher's
+ * pages): on top of checkRequestSource, a request through a studio's host
+ * name or page origin is 403 `bad_origin`, and so is one a browser marks as
+ * coming from another site. `same-site` matters here: a studio page on
+ * `<id>.localhost` is the same site as `localhost`, so a request it makes
+ * without an Origin header (an image, a navigation) would otherwise pass.
+ */
+export function requireServiceOrigin(source: RequestSource, port: number): void {
+  const { studioId } = checkRequestSource(source, port);
+  if (studioId !== null) {
+    throw ApiError.badOrigin(`Only the service's own pages may use this; the studio "${studioId}" may not.`);
+  }
+  const site = source.secFetchSite?.toLowerCase();
+  if (site !== undefined && site !== 'same-origin' && site !== 'none') {
+    throw ApiError.badOrigin(`Only the service's own pages may use this (Sec-Fetch-Site: ${site}).`);
+  }
+}

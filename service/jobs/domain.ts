@@ -7,9 +7,9 @@ import { JobHub } from './hub';
 import { JobLogs, MAX_LINE_BYTES, MAX_LOG_BYTES, splitLines } from './logs';
 import { runSteps, StepControl, type RunStep, type StepsOutcome } from './runner';
 import type { TaskUpdate } from './schema';
-import { formatEvent } from './sse';
+import { formatEvent, streamTuning } from '../core/sse';
 import { isFinished, type JobKind } from './states';
-import { openChannelStream, openLogStream, recordFrame, type StreamTuning } from './streams';
+import { openChannelStream, openLogStream, recordFrame } from './streams';
 import { applyTaskUpdate, newTaskRow, requestTaskCancel, requireTask, requireUnfinished } from './task';
 import { createJobsStore, jobJson, type JobRow } from './store';
 
@@ -60,11 +60,7 @@ export function createJobsDomain(o: JobsOptions) {
   const store = createJobsStore(o.db);
   const logs = new JobLogs(o.dataDir);
   const hub = new JobHub();
-  const envHeartbeat = Number(process.env.BACKLOT_SSE_HEARTBEAT_MS);
-  const tuning: StreamTuning = {
-    heartbeatMs: o.heartbeatMs ?? (envHeartbeat > 0 ? envHeartbeat : 15_000),
-    highWater: o.highWater ?? 1024 * 1024,
-  };
+  const tuning = streamTuning(o);
   const killGraceMs = o.killGraceMs ?? 5000;
   const running = new Map<string, { control: StepControl; done: Promise<JobRow> }>();
 

@@ -5,7 +5,7 @@ import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagin
 import { route, type Reply, type Route } from '../core/route';
 import type { JobsDomain } from './domain';
 import { idParams, job, jobPage, listQuery, logAppend, taskCreate, taskUpdate } from './schema';
-import { parseLastEventId } from './sse';
+import { parseLastEventId } from '../core/sse';
 import { jobJson, type JobRow } from './store';
 import { requireTask } from './task';
 

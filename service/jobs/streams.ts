@@ -2,20 +2,13 @@ import { statSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import type { JobHub, LogEvent } from './hub';
 import { readRecords } from './logs';
-import { formatComment, formatEvent } from './sse';
+import { formatComment, formatEvent, openLiveStream, type StreamTuning } from '../core/sse';
 
 /**
  * The two event streams. Each is a PassThrough handed to Koa as the reply
  * body; Koa destroys it when the client goes away, and its 'close' frees
  * everything the stream held (hub subscription, heartbeat timer, file reads).
  */
-
-export interface StreamTuning {
-  /** A comment is sent this often so proxies and clients see the stream alive (decisions §8: at most 15 s). */
-  heartbeatMs: number;
-  /** Bytes a client may have unread before the stream stops writing to it (see below). */
-  highWater: number;
-}
 
 /**
  * The event frame of a log record, as written (live) or read back from the
@@ -167,40 +160,21 @@ export interface ChannelStreamOptions extends StreamTuning {
  * `GET /events`: live channel events only, nothing replayed. A client that
  * falls more than `highWater` bytes behind is disconnected (an EventSource
  * reconnects by itself and should re-read `GET /jobs`), so nothing is
- * buffered without bound.
+ * buffered without bound (core/sse.ts openLiveStream).
  */
 export function openChannelStream(o: ChannelStreamOptions): PassThrough {
-  const out = new PassThrough();
-  let closed = false;
-  /** Service shutdown: what is buffered is still sent. */
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    out.end();
-  };
-  const unsubscribe = o.hub.onChannel(o.studioId, (e) => {
-    if (closed) return;
-    out.write(e.frame);
-    // Not end(): that would wait behind the data the client does not read.
-    // Destroying the body makes Koa close the connection.
-    if (out.writableLength > o.highWater) {
-      closed = true;
-      out.destroy();
-    }
+  const stream = openLiveStream({
+    ...o,
+    opening: 'events',
+    onClose: () => {
+      unsubscribe();
+      untrack();
+    },
   });
-  const untrack = o.hub.track(close, () => out.writableLength + out.readableLength);
-  const heartbeat = setInterval(() => {
-    if (!closed) out.write(formatComment('heartbeat'));
-  }, o.heartbeatMs);
-  heartbeat.unref();
-  out.once('close', () => {
-    closed = true;
-    clearInterval(heartbeat);
-    unsubscribe();
-    untrack();
-  });
-  out.write(formatComment('events'));
-  return out;
+  const unsubscribe = o.hub.onChannel(o.studioId, (e) => stream.send(e.frame));
+  // Service shutdown: what is buffered is still sent.
+  const untrack = o.hub.track(() => stream.end(), stream.buffered);
+  return stream.body;
 }
 
 function fileSize(path: string): number {

@@ -21,12 +21,10 @@ import type { Probes } from './probes';
 import { LIMITS, type Target, type ClipIn, type ExportPreset, type TimelineAppend, type TimelineCreate, type TimelineUpdate, type TracksIn } from './schema';
 import { docOf, type TimelineRow, type TimelineStore } from './store';
 
-/** The editor surface as the timeline sees it (service/editor): publish to connected pages. */
+/** The editor surface as the timeline sees it (service/editor's hub). */
 export interface EditorSurface {
-  /** Sends an event to every connected editor page; answers how many it reached. */
-  publish(event: string, data: unknown): number;
-  /** The editor page's URL, e.g. http://127.0.0.1:7380/editor/. */
-  surfaceUrl(): string;
+  /** Publishes the sequence to every connected editor page; 501 `unsupported` when none is connected. */
+  openTimeline(timeline: Record<string, unknown>, studioId: string): { opened: true; surface: string };
 }
 
 /**
@@ -34,7 +32,7 @@ export interface EditorSurface {
  * (probing lengths the assets do not carry, before the transaction), then
  * build, check and write the document in one transaction.
  */
-export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDomain; probes: Probes; editor?: EditorSurface }) {
+export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDomain; probes: Probes; editor: EditorSurface }) {
   const { store, assets, probes } = deps;
 
   /** Facts of one studio's assets: kind and length (a cached probe's first, then the asset's hint). */
@@ -160,14 +158,8 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
     },
 
     /** Publishes the sequence to every connected editor page. */
-    open(row: TimelineRow, timelineJson: unknown): { opened: true; surface: string } {
-      const editor = deps.editor;
-      if (!editor) throw ApiError.unsupported('The editor surface is not available in this service.');
-      const reached = editor.publish('open', { timeline: timelineJson, studio_id: row.studio_id, opened_at: new Date().toISOString() });
-      if (reached === 0) {
-        throw ApiError.unsupported(`No editor page is connected: open ${editor.surfaceUrl()} in the Backlot window, then try again.`);
-      }
-      return { opened: true, surface: editor.surfaceUrl() };
+    open(row: TimelineRow, timeline: Record<string, unknown>): { opened: true; surface: string } {
+      return deps.editor.openTimeline(timeline, row.studio_id);
     },
   };
 

@@ -178,7 +178,7 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; c
       success: { status: 200, description: 'TimelineOpened', schema: timelineOpened },
       errors: [404, 501],
       handle({ seen }) {
-        return { status: 200, body: ops.open(seen, JSON.parse(timelineJson(seen))) };
+        return { status: 200, body: ops.open(seen, JSON.parse(timelineJson(seen)) as Record<string, unknown>) };
       },
     }),
     route({

@@ -91,7 +91,8 @@ export function openSse(
   return new Promise((resolve, reject) => {
     const h: Record<string, string> = { Host: `127.0.0.1:${port}`, Accept: 'text/event-stream', ...headers };
     if (token) h.Authorization = `Bearer ${token}`;
-    const req = request({ host: '127.0.0.1', port, path: `/api/v1${path}`, headers: h, setHost: false });
+    // Under /api/v1 unless the path starts with '!' (then the raw path, e.g. '!/editor/events').
+    const req = request({ host: '127.0.0.1', port, path: path.startsWith('!') ? path.slice(1) : `/api/v1${path}`, headers: h, setHost: false });
     req.on('error', reject);
     req.on('response', (res) => {
       const events: SseMessage[] = [];

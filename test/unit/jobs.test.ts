@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ApiError } from '../../service/core/errors';
 import { cutLine, splitLines } from '../../service/jobs/logs';
-import { formatComment, formatEvent, parseLastEventId } from '../../service/jobs/sse';
+import { formatComment, formatEvent, parseLastEventId } from '../../service/core/sse';
 import { checkTransition, JOB_STATES, progressProblem, type JobState, type TransitionVerdict } from '../../service/jobs/states';
 import type { JobRow } from '../../service/jobs/store';
 import { applyTaskUpdate, newTaskRow, requestTaskCancel } from '../../service/jobs/task';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkRequestSource, type RequestSource } from '../../service/core/origin';
+import { checkRequestSource, requireServiceOrigin, type RequestSource } from '../../service/core/origin';
 
 const PORT = 47110;
 const badOrigin = { name: 'ApiError', status: 403, code: 'bad_origin' };
@@ -100,6 +100,31 @@ describe('checkRequestSource refuses with 403 bad_origin', () => {
   for (const row of REFUSED) {
     test(row.name, () => {
       assert.throws(() => checkRequestSource(source(row), PORT), badOrigin);
+    });
+  }
+});
+
+/**
+ * The service's own pages only (the editor channel): every row the general
+ * guard allows with no studio, refused when a studio or another site shows.
+ */
+describe('requireServiceOrigin', () => {
+  const own = ALLOWED.filter((row) => row.studioId === null);
+  const studio = ALLOWED.filter((row) => row.studioId !== null);
+  const otherSite: Row[] = [
+    { name: 'Sec-Fetch-Site same-site (a studio page on <id>.localhost, no Origin)', host: `localhost:${PORT}`, site: 'same-site' },
+    { name: 'Sec-Fetch-Site Same-Site with the service Origin', host: `127.0.0.1:${PORT}`, origin: `http://127.0.0.1:${PORT}`, site: 'Same-Site' },
+    { name: 'Sec-Fetch-Site of an unknown kind', host: `127.0.0.1:${PORT}`, site: 'elsewhere' },
+  ];
+  assert.ok(own.length >= 8 && studio.length >= 8);
+  for (const row of own) {
+    test(`allows ${row.name}`, () => {
+      assert.doesNotThrow(() => requireServiceOrigin(source(row), PORT));
+    });
+  }
+  for (const row of [...studio, ...otherSite, ...REFUSED]) {
+    test(`refuses ${row.name}`, () => {
+      assert.throws(() => requireServiceOrigin(source(row), PORT), badOrigin);
     });
   }
 });

@@ -1,0 +1,122 @@
+import { PassThrough } from 'node:stream';
+
+/**
+ * Server-sent events (the WHATWG event-stream format): framing, which is
+ * pure (a hub formats each event once and every listener writes the same
+ * text), the tuning every stream shares, and the live broadcast stream the
+ * jobs channel and the editor channel are built on.
+ */
+
+export interface SseEvent {
+  event: string;
+  /** Sent as `id:`; the client's `Last-Event-ID` on reconnect. */
+  id?: string | number;
+  /** One `data:` field per line of the text. */
+  data: string;
+}
+
+export function formatEvent(e: SseEvent): string {
+  let out = `event: ${e.event}\n`;
+  if (e.id !== undefined) out += `id: ${e.id}\n`;
+  for (const line of e.data.split(/\r\n|\r|\n/)) out += `data: ${line}\n`;
+  return `${out}\n`;
+}
+
+/** A comment line (ignored by clients): heartbeats and the opening line. */
+export function formatComment(text: string): string {
+  return `: ${text.replace(/[\r\n]+/g, ' ')}\n\n`;
+}
+
+/**
+ * `Last-Event-ID` as a line number to resume after, or 0 (from the start) for
+ * anything that is not a non-negative integer.
+ */
+export function parseLastEventId(header: string | undefined): number {
+  if (header === undefined || !/^[0-9]{1,15}$/.test(header.trim())) return 0;
+  return Number(header.trim());
+}
+
+export interface StreamTuning {
+  /** A comment is sent this often so proxies and clients see the stream alive (decisions §8: at most 15 s). */
+  heartbeatMs: number;
+  /** Bytes a client may have unread before its stream stops writing to it (paused or dropped). */
+  highWater: number;
+}
+
+/**
+ * The tuning of every event stream of a service: 15 s heartbeats (or
+ * `BACKLOT_SSE_HEARTBEAT_MS`, for tests) and 1 MiB of unread bytes per client,
+ * unless given.
+ */
+export function streamTuning(given: Partial<StreamTuning> = {}, env: NodeJS.ProcessEnv = process.env): StreamTuning {
+  const envHeartbeat = Number(env.BACKLOT_SSE_HEARTBEAT_MS);
+  return {
+    heartbeatMs: given.heartbeatMs ?? (envHeartbeat > 0 ? envHeartbeat : 15_000),
+    highWater: given.highWater ?? 1024 * 1024,
+  };
+}
+
+export interface LiveStream {
+  /** The reply body (Koa pipes it and destroys it when the client goes away). */
+  body: PassThrough;
+  /**
+   * Writes a frame. A client left with more than `highWater` bytes unread is
+   * dropped: the body is destroyed, which makes Koa close the connection (an
+   * EventSource reconnects by itself). False when the frame was not delivered
+   * because the stream is closed or was just dropped.
+   */
+  send(frame: string | Buffer): boolean;
+  /** Ends the stream once what is buffered is sent (service shutdown). */
+  end(): void;
+  /** Bytes written and not yet read by the client. */
+  buffered(): number;
+  isClosed(): boolean;
+}
+
+export interface LiveStreamOptions extends StreamTuning {
+  /** The comment written first, so the client and any proxy see the stream open at once. */
+  opening: string;
+  /** Called once when the stream closes for any reason: free what it holds (subscriptions). */
+  onClose?: () => void;
+}
+
+/**
+ * A live event stream: nothing replayed, heartbeats, and a bound on what a
+ * slow or dead client can make the service hold (`highWater` plus one frame).
+ */
+export function openLiveStream(o: LiveStreamOptions): LiveStream {
+  const body = new PassThrough();
+  let closed = false;
+  const buffered = () => body.writableLength + body.readableLength;
+  const send = (frame: string | Buffer): boolean => {
+    if (closed) return false;
+    body.write(frame);
+    // Not end(): that would wait behind the data the client does not read.
+    if (buffered() > o.highWater) {
+      closed = true;
+      body.destroy();
+      return false;
+    }
+    return true;
+  };
+  const heartbeat = setInterval(() => send(formatComment('heartbeat')), o.heartbeatMs);
+  heartbeat.unref();
+  body.once('close', () => {
+    closed = true;
+    clearInterval(heartbeat);
+    o.onClose?.();
+  });
+  body.write(formatComment(o.opening));
+  return {
+    body,
+    send,
+    end() {
+      if (closed) return;
+      closed = true;
+      clearInterval(heartbeat);
+      body.end();
+    },
+    buffered,
+    isClosed: () => closed,
+  };
+}

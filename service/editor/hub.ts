@@ -1,0 +1,105 @@
+import type { PassThrough } from 'node:stream';
+import { ApiError } from '../core/errors';
+import { formatEvent, openLiveStream, streamTuning, type LiveStream, type StreamTuning } from '../core/sse';
+import { nowIso } from '../core/time';
+
+/**
+ * The editor hub: the pages of the editor surface that are connected right
+ * now (`GET /editor/events`), and what the service publishes to them.
+ * `POST /timeline/{id}:open` (interface.md §Timeline rule 9, decisions §10)
+ * publishes an `open` event here and answers 501 when no page was reached.
+ *
+ * Each event is framed once and written to every page. Nothing is replayed:
+ * a page that connects later sees only later events. A page that falls more
+ * than `highWater` bytes behind is dropped (core/sse.ts openLiveStream), so a
+ * slow or dead page never makes the service hold more than that.
+ */
+
+export interface EditorHubOptions extends Partial<StreamTuning> {
+  /** The port the service listens on; read when a URL is built (it is known only once listening). */
+  port: () => number;
+}
+
+/** The answer of `POST /timeline/{id}:open` (decisions §9 TimelineOpened). */
+export interface TimelineOpened {
+  opened: true;
+  surface: string;
+}
+
+export interface EditorHub {
+  /** Opens one page's stream (the reply body): a `hello` event, then every published event and heartbeats. */
+  connect(): PassThrough;
+  /** Sends `event` with `data` (JSON) to every connected page; returns how many pages it was written to. */
+  publish(event: string, data: unknown): number;
+  /**
+   * Publishes `open` with `{"timeline", "studio_id", "opened_at"}` and answers
+   * TimelineOpened; 501 `unsupported` when no page is connected (interface.md
+   * §Timeline rule 9). `timeline` is the Timeline as the API shows it, as an
+   * object (not JSON text: it is serialised here, inside the event's data).
+   */
+  openTimeline(timeline: Record<string, unknown>, studioId: string): TimelineOpened;
+  /** Pages connected right now. */
+  connected(): number;
+  /** The editor page: `http://127.0.0.1:PORT/editor/`. */
+  surfaceUrl(): string;
+  /** Service shutdown: every stream ends (what is buffered is still sent); later connects end at once. */
+  close(): void;
+}
+
+/** Event names are ours, never input; a bad one would break the stream's framing. */
+const EVENT_NAME = /^[a-z][a-z0-9_.-]{0,63}$/;
+
+/** The 501 message of `:open` when no page is connected. */
+export function noEditorMessage(surface: string): string {
+  return `No editor page is connected: open the editor surface (${surface}) first.`;
+}
+
+export function createEditorHub(options: EditorHubOptions): EditorHub {
+  const tuning = streamTuning(options);
+  const pages = new Set<LiveStream>();
+  let closed = false;
+
+  const frame = (event: string, data: unknown): string => {
+    if (!EVENT_NAME.test(event)) throw new TypeError(`Not an event name: ${JSON.stringify(event)}`);
+    return formatEvent({ event, data: JSON.stringify(data) });
+  };
+
+  const publish = (event: string, data: unknown): number => {
+    const text = frame(event, data);
+    let reached = 0;
+    for (const page of [...pages]) {
+      if (page.send(text)) reached++;
+      else pages.delete(page); // dropped for falling behind (its 'close' comes later)
+    }
+    return reached;
+  };
+
+  const surfaceUrl = () => `http://127.0.0.1:${options.port()}/editor/`;
+
+  return {
+    connect() {
+      const page = openLiveStream({ ...tuning, opening: 'editor', onClose: () => pages.delete(page) });
+      page.send(frame('hello', { connected_at: nowIso() }));
+      if (closed) page.end();
+      else pages.add(page);
+      return page.body;
+    },
+
+    publish,
+
+    openTimeline(timeline, studioId) {
+      const reached = publish('open', { timeline, studio_id: studioId, opened_at: nowIso() });
+      if (reached === 0) throw ApiError.unsupported(noEditorMessage(surfaceUrl()));
+      return { opened: true, surface: surfaceUrl() };
+    },
+
+    connected: () => pages.size,
+    surfaceUrl,
+
+    close() {
+      closed = true;
+      for (const page of [...pages]) page.end();
+      pages.clear();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import type { Context, Next } from 'koa';
+import { authenticateLauncher, type LauncherPrincipal } from '../core/auth';
+import { ApiError } from '../core/errors';
+import { requireServiceOrigin } from '../core/origin';
+import type { LauncherCredentials } from '../studios';
+import type { EditorHub } from './hub';
+
+/**
+ * The editor surface's HTTP side, outside `/api/v1` (decisions §10):
+ *
+ *   GET /editor/events   server-sent events for the editor page (launcher credential)
+ *   anything else under /editor   404 `not_found` (the page comes with the UI work)
+ *
+ * Order: the app's global Host/Origin guard, then this path's own tighter one
+ * (the service's own origin only: 403 `bad_origin`), then the credential
+ * (401), then the path (404).
+ */
+
+export const EDITOR_PREFIX = '/editor';
+export const EDITOR_EVENTS_PATH = `${EDITOR_PREFIX}/events`;
+
+export interface EditorRoutesDeps {
+  hub: EditorHub;
+  credentials: LauncherCredentials;
+  port: () => number;
+}
+
+export function editorMiddleware(deps: EditorRoutesDeps) {
+  /**
+   * The caller of the launcher side. Today the `Authorization: Bearer`
+   * header only (the desktop shell and tests). The editor page in a browser
+   * will carry the same credential as an HttpOnly, SameSite=Strict cookie set
+   * by the one-time login URL: read it here and pass it to the same
+   * authenticateLauncher check.
+   */
+  const authenticate = (ctx: Context): LauncherPrincipal =>
+    authenticateLauncher(ctx.get('Authorization') || undefined, deps.credentials.resolve);
+
+  return async (ctx: Context, next: Next): Promise<void> => {
+    if (ctx.path !== EDITOR_PREFIX && !ctx.path.startsWith(`${EDITOR_PREFIX}/`)) return next();
+    requireServiceOrigin(
+      { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined },
+      deps.port(),
+    );
+    if (ctx.path !== EDITOR_EVENTS_PATH || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
+      throw ApiError.notFound('The path');
+    }
+    ctx.state.launcher = authenticate(ctx);
+    ctx.status = 200;
+    ctx.type = 'text/event-stream';
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.set('X-Accel-Buffering', 'no');
+    // Koa pipes the stream and destroys it when the page goes away (or at once for HEAD).
+    ctx.body = deps.hub.connect();
+  };
+}

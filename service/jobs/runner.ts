@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { endGroup } from '../core/process-group';
 import { createInterface } from 'node:readline';
 import { cutLine } from './logs';
 
@@ -125,62 +125,4 @@ function runOne(step: RunStep, sink: StepSink, control: StepControl): Promise<st
       void leftovers.then(() => settle(outcome));
     });
   });
-}
-
-/** SIGTERM to the group, SIGKILL after `graceMs`, then waits (bounded) until none of it is alive. */
-async function endGroup(pgid: number, graceMs: number): Promise<void> {
-  if (!signalGroup(pgid, 'SIGTERM')) return;
-  const deadline = Date.now() + graceMs;
-  while (groupAlive(pgid) && Date.now() < deadline) await sleep(25);
-  if (!groupAlive(pgid)) return;
-  signalGroup(pgid, 'SIGKILL');
-  const hard = Date.now() + 3000;
-  while (groupAlive(pgid) && Date.now() < hard) await sleep(25);
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
-  try {
-    process.kill(-pgid, signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Whether any process of the group is alive. On Linux /proc is read so that
- * zombies (exited, waiting for a parent that may never reap them) do not
- * count; elsewhere signal 0 answers.
- */
-function groupAlive(pgid: number): boolean {
-  if (process.platform !== 'linux') {
-    try {
-      process.kill(-pgid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  return groupMembers(pgid).length > 0;
-}
-
-/** Live (non-zombie) pids of a process group, from /proc (Linux). */
-export function groupMembers(pgid: number): number[] {
-  const members: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') members.push(Number(entry));
-  }
-  return members;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

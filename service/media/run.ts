@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { endGroup, groupAlive } from './group';
+import { endGroup, groupAlive } from '../core/process-group';
 import { requireTool } from './tools';
 import type { MediaTool } from './types';
 

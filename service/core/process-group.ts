@@ -2,9 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 /**
  * Ending a process group: SIGTERM to the group, SIGKILL to whatever is left
- * after the grace, then a bounded wait until no member is alive. The same
- * protocol as the job runner (service/jobs/runner.ts), kept here because the
- * media module imports only core.
+ * after the grace, then a bounded wait until no member is alive. One protocol
+ * for every child the service starts: the job runner's steps
+ * (service/jobs/runner.ts) and the media tools (service/media/run.ts).
  */
 
 const HARD_WAIT_MS = 3000;

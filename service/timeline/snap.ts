@@ -69,9 +69,18 @@ export function sampleRate(hz: number): Rate {
   return { num: BigInt(hz), den: 1n };
 }
 
-/** Seconds → the nearest whole unit at `rate` (halves round up). */
-export function toUnits(seconds: number, rate: Rate): number {
-  const s = decimalOf(seconds);
+/**
+ * Seconds → the nearest whole unit at `rate` (halves round up). With `minus`,
+ * of `seconds − minus` taken as decimals (a default duration: the source's
+ * length minus `in`), since in doubles 2.05 − 1 is 1.0499999999999998.
+ */
+export function toUnits(seconds: number, rate: Rate, minus = 0): number {
+  let s = decimalOf(seconds);
+  if (minus !== 0) {
+    const m = decimalOf(minus);
+    s = { num: s.num * m.den - m.num * s.den, den: s.den * m.den };
+    if (s.num < 0n) throw new RangeError(`${seconds} - ${minus} is negative`);
+  }
   // units = s.num/s.den × rate.num/rate.den, rounded half up: floor((2ab + c) / 2c) with c = s.den × rate.den.
   const a = s.num * rate.num;
   const c = s.den * rate.den;

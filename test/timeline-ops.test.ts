@@ -26,6 +26,7 @@ let store: TimelineStore;
 let ops: TimelineOps;
 let probed: MediaProbe | null = null;
 let release: () => void = () => {};
+let probeCalls = 0;
 
 before(() => {
   dir = tempDir('backlot-tl-ops-');
@@ -44,6 +45,7 @@ before(() => {
     cached: () => probed,
     probe: () =>
       new Promise<MediaProbe>((resolve) => {
+        probeCalls++;
         release = () => {
           probed = { version: 1, format: 'mov', duration_s: 2, video: null, audio: null };
           resolve(probed);
@@ -98,5 +100,15 @@ describe('append without timeline_id: the sequence is chosen inside the write', 
     release();
     await assert.rejects(pending, (err: unknown) => err instanceof ApiError && err.status === 409 && err.code === 'no_timeline');
     assert.equal(store.get(only.id)!.revision, 1);
+  });
+});
+
+describe('limits come before any probe', () => {
+  test('a create of more than 5000 clips over its tracks is 400 without probing a file', async () => {
+    const asset = unmeasuredVideo();
+    const tracks = { V1: Array.from({ length: 3000 }, (_, i) => ({ asset_id: asset, start: i })), V2: Array.from({ length: 2001 }, (_, i) => ({ asset_id: asset, start: i })) };
+    probeCalls = 0;
+    await assert.rejects(ops.create('alpha', { name: 'big', tracks }), (err: unknown) => err instanceof ApiError && err.status === 400);
+    assert.equal(probeCalls, 0);
   });
 });

@@ -77,8 +77,8 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
   return {
     async create(studioId: string, body: TimelineCreate): Promise<TimelineRow> {
       const target = withTargetDefaults(body.target);
-      await measure(studioId, body.clips ?? allClips(body.tracks ?? {}));
       countClips(body.tracks ?? {}, body.clips?.length);
+      await measure(studioId, body.clips ?? allClips(body.tracks ?? {}));
       return store.create(studioId, () => {
         const assetsNow = lookupFor(studioId, new Set());
         if (body.clips) {

@@ -62,10 +62,10 @@ after(() => {
 });
 
 /** A video asset row of alpha's with no length hint (so a write probes it). */
-function unmeasuredVideo(): string {
+function unmeasuredVideo(duration_s: number | null = null): string {
   const id = newId();
   assets.store.create(
-    { id, sha256: `sha-${id}`, kind: 'video', mime: 'video/mp4', size: 1, ext: '.mp4', pinned: 0, width: null, height: null, duration_s: null, fps: null, created_at: nowIso() },
+    { id, sha256: `sha-${id}`, kind: 'video', mime: 'video/mp4', size: 1, ext: '.mp4', pinned: 0, width: null, height: null, duration_s, fps: null, created_at: nowIso() },
     'alpha',
     `${id}.mp4`,
   );
@@ -110,5 +110,81 @@ describe('limits come before any probe', () => {
     probeCalls = 0;
     await assert.rejects(ops.create('alpha', { name: 'big', tracks }), (err: unknown) => err instanceof ApiError && err.status === 400);
     assert.equal(probeCalls, 0);
+  });
+});
+
+/** An asset made unreadable while a sequence names it (reclaim itself never takes such an asset). */
+function unreadable(assetId: string): void {
+  db.prepare('UPDATE assets SET reclaimed_at = ? WHERE id = ?').run(nowIso(), assetId);
+}
+
+const invalidAt = (where: string[]) => (err: unknown) => {
+  assert.ok(err instanceof ApiError && err.code === 'invalid_timeline', String(err));
+  const clips = (err.details as { clips: { track: string; index: number }[] }).clips;
+  for (const w of where) assert.ok(clips.some((c) => `${c.track}:${c.index}` === w), `${w} in ${JSON.stringify(clips)}`);
+  return true;
+};
+
+describe('clips already present, and assets that became unreadable', () => {
+  const ANY = { kind: 'any' } as const;
+
+  test('PATCH: a clip whose asset the current revision names may stay; the same asset cannot be appended', async () => {
+    probed = null;
+    const kept = unmeasuredVideo(2);
+    const row = await ops.create('alpha', { name: 'present', tracks: { V1: [{ asset_id: kept, start: 0 }] } });
+    unreadable(kept);
+    const patched = await ops.update('alpha', row.id, { name: 'renamed', tracks: { V1: [{ asset_id: kept, start: 1 }] } }, ANY);
+    assert.equal(patched.revision, 2);
+    assert.deepEqual(JSON.parse(patched.tracks), { V1: [{ asset_id: kept, start: 1, in: 0, duration: 2 }] });
+    await assert.rejects(ops.append('alpha', { asset_id: kept, timeline_id: row.id }), invalidAt(['V1:1']));
+    assert.equal(store.get(row.id)!.revision, 2);
+  });
+
+  test('revert is strict: an asset the current revision also names does not excuse the revision', async () => {
+    const shared = unmeasuredVideo(2);
+    const row = await ops.create('alpha', { name: 'strict', tracks: { V1: [{ asset_id: shared, start: 0 }] } });
+    await ops.update('alpha', row.id, { name: 'second' }, ANY);
+    unreadable(shared);
+    assert.throws(() => ops.revert('alpha', row.id, 1, ANY), invalidAt(['V1:0']));
+    assert.equal(store.get(row.id)!.revision, 2);
+  });
+});
+
+describe('lengths and problem lists', () => {
+  test("a probed length wins over the asset's duration_s hint", async () => {
+    probed = { version: 1, format: 'mov', duration_s: 2, video: null, audio: null };
+    const row = await ops.create('alpha', { name: 'probe wins', clips: [{ asset_id: unmeasuredVideo(5) }] });
+    assert.equal(JSON.parse(row.tracks).V1[0].duration, 2);
+    probed = null;
+  });
+
+  test('details.clips lists at most 100 problems; the message counts them all', async () => {
+    const clips = Array.from({ length: 150 }, () => ({ asset_id: newId() }));
+    await assert.rejects(ops.create('alpha', { name: 'many', clips }), (err: unknown) => {
+      assert.ok(err instanceof ApiError && err.code === 'invalid_timeline');
+      assert.equal((err.details as { clips: unknown[] }).clips.length, 100);
+      assert.match(err.message, /and 149 more problems/);
+      return true;
+    });
+  });
+});
+
+describe('a write that fails late leaves nothing written', () => {
+  test('an error after the row was updated rolls the whole write back', async () => {
+    const row = await ops.create('alpha', { name: 'atomic' });
+    const failing = createTimelineStore(db, {
+      assets: {
+        ...assets.store,
+        noteReferenced: () => {
+          throw new Error('disk on fire');
+        },
+      },
+    });
+    const doc = { name: 'half', target: JSON.parse(row.target), tracks: { V1: [] } };
+    assert.throws(() => failing.write('alpha', row.id, () => ({ doc, duration: 0 })), /disk on fire/);
+    const after = store.get(row.id)!;
+    assert.equal(after.revision, 1);
+    assert.equal(after.name, 'atomic');
+    assert.deepEqual(store.revisions(row.id, null, 10), []);
   });
 });

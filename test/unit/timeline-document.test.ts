@@ -107,6 +107,12 @@ describe('buildDocument: one reason per row', () => {
       problem: { track: 'V1', index: 0, reason: 'starts at in = 2 s, at or past the end of its 2 s source' },
     },
     {
+      // 1.99 s is 59.7 frames: in snaps to frame 60, the end. Stored as in = 2, it would be refused when written back.
+      name: 'in that snaps to the end of the source',
+      tracks: { V1: [clip('v2', 0, { in: 1.99, duration: 1 })] },
+      problem: { track: 'V1', index: 0, reason: 'starts at in = 2 s, at or past the end of its 2 s source' },
+    },
+    {
       name: 'in past the end of the source (sound)',
       tracks: { A1: [clip('a10', 0, { in: 12.5 })] },
       problem: { track: 'A1', index: 0, reason: 'starts at in = 12.5 s, at or past the end of its 10 s source' },

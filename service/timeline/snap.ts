@@ -92,6 +92,12 @@ export function toSeconds(units: number, rate: Rate): number {
   return Number(BigInt(units) * rate.den) / Number(rate.num);
 }
 
+/** Whether `units` at `rate` come before `seconds` (taken as the decimal it was written as), exactly. */
+export function isBefore(units: number, rate: Rate, seconds: number): boolean {
+  const s = decimalOf(seconds);
+  return BigInt(units) * rate.den * s.den < s.num * rate.num;
+}
+
 /** Snapping a time: its units, shown again as seconds. Idempotent. */
 export function snap(seconds: number, rate: Rate): number {
   return toSeconds(toUnits(seconds, rate), rate);

@@ -188,3 +188,18 @@ describe('a write that fails late leaves nothing written', () => {
     assert.deepEqual(store.revisions(row.id, null, 10), []);
   });
 });
+
+describe('append answers 404 and 409 before probing the asset', () => {
+  const settled = (p: Promise<unknown>) => Promise.race([p.then(() => 'resolved', (err: unknown) => err), probing().then(() => 'still probing')]);
+
+  test('no sequence owned: 409 no_timeline at once; an unknown timeline_id: 404 at once', async () => {
+    for (const row of store.list({ studioId: 'alpha', readAll: false }, null, 500)) store.delete('alpha', row.id, () => {});
+    probeCalls = 0;
+    const none = await settled(ops.append('alpha', { asset_id: unmeasuredVideo() }));
+    assert.ok(none instanceof ApiError && none.code === 'no_timeline', String(none));
+    const unknown = await settled(ops.append('alpha', { asset_id: unmeasuredVideo(), timeline_id: newId() }));
+    assert.ok(unknown instanceof ApiError && unknown.code === 'not_found', String(unknown));
+    assert.equal(probeCalls, 0);
+    release();
+  });
+});

@@ -317,4 +317,13 @@ describe('without ffprobe', () => {
     assertError(res, 501, 'unsupported', { tool: 'ffprobe' });
     assert.match(res.json.message, /BACKLOT_FFPROBE/);
   });
+
+  test('501 also when no clip needs a probe (images only); 422 first for a sequence with no video clip', async () => {
+    const token = bare.studio('beta', ['timeline', 'assets']);
+    const still = await uploadFile(bare.port, token, join(dir, 'still.png'), 'image');
+    const images = await createSequence(bare.port, token, { tracks: { V1: [{ asset_id: still.id, start: 0 }] } });
+    assertError(await send(bare.port, { path: `/api/v1/timeline/${images}:plan`, token }), 501, 'unsupported', { tool: 'ffprobe' });
+    const empty = await createSequence(bare.port, token, {});
+    assert.equal((await send(bare.port, { path: `/api/v1/timeline/${empty}:plan`, token })).json.code, 'invalid_timeline');
+  });
 });

@@ -1,7 +1,7 @@
 import type { AssetKind } from '../assets';
 import type { ClipIn, Clip, LayClip, Target, Tracks, TracksIn } from './schema';
 import { TARGET_DEFAULTS } from './schema';
-import { frameRate, sampleRate, toSeconds, toUnits, type Rate } from './snap';
+import { frameRate, isBefore, sampleRate, toSeconds, toUnits, type Rate } from './snap';
 
 /**
  * A sequence document is checked and snapped as a whole (interface §Timeline
@@ -87,14 +87,14 @@ export function buildDocument(input: { name: string; target: Target; tracks: Tra
     const given = input.tracks[track]!;
     const snapped: { clip: Clip; index: number; start: number; length: number; transition: number }[] = [];
     given.forEach((c, index) => {
-      const reason = clipProblem(track, c, assets);
+      const reason = clipProblem(track, rate, c, assets);
       if (typeof reason === 'string') {
         problems.push({ track, index, reason });
         return;
       }
       const start = toUnits(c.start, rate);
       const offset = toUnits(c.in ?? 0, rate);
-      const length = toUnits(reason.duration, rate);
+      const length = toUnits(reason.duration, rate, reason.minus);
       if (length < 1) {
         problems.push({ track, index, reason: `is shorter than ${unitName(track, input.target)} after snapping` });
         return;
@@ -133,8 +133,14 @@ export function buildDocument(input: { name: string; target: Target; tracks: Tra
   return { ok: true, doc: { name: input.name, target: input.target, tracks }, duration };
 }
 
-/** A clip's own problem (asset, kind, times), or its resolved duration in seconds. */
-function clipProblem(track: string, c: ClipIn, assets: AssetLookup): string | { duration: number } {
+/** A resolved duration: `duration − minus` seconds, exactly (minus is `in` when the source's length is the default). */
+interface Length {
+  duration: number;
+  minus: number;
+}
+
+/** A clip's own problem (asset, kind, times), or its resolved duration. */
+function clipProblem(track: string, rate: Rate, c: ClipIn, assets: AssetLookup): string | Length {
   const facts = assets.readable(c.asset_id) ?? assets.present(c.asset_id);
   if (!facts) return `${UNREADABLE}: ${c.asset_id}`;
   const belongs = trackKind(facts.kind);
@@ -147,16 +153,18 @@ function clipProblem(track: string, c: ClipIn, assets: AssetLookup): string | { 
   const offset = c.in ?? 0;
   if (facts.kind === 'image') {
     if (offset !== 0) return 'has in > 0, but an image has no time to start into';
-    return { duration: c.duration ?? IMAGE_SECONDS };
+    return { duration: c.duration ?? IMAGE_SECONDS, minus: 0 };
   }
-  if (facts.duration_s !== null && offset >= facts.duration_s) {
-    return `starts at in = ${offset} s, at or past the end of its ${facts.duration_s} s source`;
+  // Checked as snapped: an `in` that rounds to the end is at the end.
+  const offsetUnits = toUnits(offset, rate);
+  if (facts.duration_s !== null && !isBefore(offsetUnits, rate, facts.duration_s)) {
+    return `starts at in = ${toSeconds(offsetUnits, rate)} s, at or past the end of its ${facts.duration_s} s source`;
   }
-  if (c.duration !== undefined) return { duration: c.duration };
+  if (c.duration !== undefined) return { duration: c.duration, minus: 0 };
   if (facts.duration_s === null) {
     return "has no duration, and the asset's length is unknown (it has no duration_s and could not be measured): give duration";
   }
-  return { duration: facts.duration_s - offset };
+  return { duration: facts.duration_s, minus: offset };
 }
 
 /** Overlap and crossfade rules against the clip before it on the track (in snapped units). */
@@ -203,11 +211,11 @@ export function layOut(
     const kind = trackKind(facts.kind);
     if (kind === null) return problems.push({ track: null, index, reason: 'names an asset of kind "other", which cannot go on a track' });
     const track = `${kind}1`;
-    const resolved = clipProblem(track, { ...c, start: 0 }, assets);
-    if (typeof resolved === 'string') return problems.push({ track, index, reason: resolved });
     const rate = trackRate(track, target);
+    const resolved = clipProblem(track, rate, { ...c, start: 0 }, assets);
+    if (typeof resolved === 'string') return problems.push({ track, index, reason: resolved });
     const start = ends.get(track) ?? 0;
-    const length = toUnits(resolved.duration, rate);
+    const length = toUnits(resolved.duration, rate, resolved.minus);
     ends.set(track, start + length);
     (tracks[track] ??= []).push({ ...c, start: toSeconds(start, rate), duration: toSeconds(length, rate) });
     const list = origin.get(track) ?? [];

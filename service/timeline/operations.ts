@@ -77,8 +77,8 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
   return {
     async create(studioId: string, body: TimelineCreate): Promise<TimelineRow> {
       const target = withTargetDefaults(body.target);
-      await measure(studioId, body.clips ?? allClips(body.tracks ?? {}));
       countClips(body.tracks ?? {}, body.clips?.length);
+      await measure(studioId, body.clips ?? allClips(body.tracks ?? {}));
       return store.create(studioId, () => {
         const assetsNow = lookupFor(studioId, new Set());
         if (body.clips) {
@@ -122,11 +122,12 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
 
     /** Adds one asset at the end of a track of the given sequence, or of the caller's most recently written one. */
     async append(studioId: string, body: TimelineAppend): Promise<TimelineRow> {
-      const id = body.timeline_id ?? store.mostRecent(studioId)?.id;
-      if (id === undefined) throw ApiError.noTimeline();
-      store.own(studioId, id);
+      // 404 or 409 before any probing; without timeline_id the choice is made again in the write, after the probe.
+      const latest = () => store.mostRecent(studioId)?.id ?? throwNoTimeline();
+      if (body.timeline_id === undefined) latest();
+      else store.own(studioId, body.timeline_id);
       await measure(studioId, [body]);
-      return store.write(studioId, id, (row) => {
+      return store.write(studioId, body.timeline_id ?? latest, (row) => {
         const current = docOf(row);
         const present = new Set(assetIdsOf(current.tracks));
         present.delete(body.asset_id); // the appended clip is added by this write: it must be readable
@@ -210,6 +211,10 @@ function invalid(problems: ClipProblem[], prefix = ''): ApiError {
   const where = first ? (first.track ? `Clip ${first.index} on ${first.track}` : `Clip ${first.index}`) : 'The sequence';
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''}; see details.clips)` : '';
   return ApiError.invalidTimeline(`${prefix}${where} ${first?.reason ?? 'is not valid'}${more}.`, problems.slice(0, MAX_PROBLEMS));
+}
+
+function throwNoTimeline(): never {
+  throw ApiError.noTimeline();
 }
 
 function requireIfMatch(ifMatch: IfMatch): void {

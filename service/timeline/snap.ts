@@ -69,9 +69,18 @@ export function sampleRate(hz: number): Rate {
   return { num: BigInt(hz), den: 1n };
 }
 
-/** Seconds → the nearest whole unit at `rate` (halves round up). */
-export function toUnits(seconds: number, rate: Rate): number {
-  const s = decimalOf(seconds);
+/**
+ * Seconds → the nearest whole unit at `rate` (halves round up). With `minus`,
+ * of `seconds − minus` taken as decimals (a default duration: the source's
+ * length minus `in`), since in doubles 2.05 − 1 is 1.0499999999999998.
+ */
+export function toUnits(seconds: number, rate: Rate, minus = 0): number {
+  let s = decimalOf(seconds);
+  if (minus !== 0) {
+    const m = decimalOf(minus);
+    s = { num: s.num * m.den - m.num * s.den, den: s.den * m.den };
+    if (s.num < 0n) throw new RangeError(`${seconds} - ${minus} is negative`);
+  }
   // units = s.num/s.den × rate.num/rate.den, rounded half up: floor((2ab + c) / 2c) with c = s.den × rate.den.
   const a = s.num * rate.num;
   const c = s.den * rate.den;
@@ -81,6 +90,12 @@ export function toUnits(seconds: number, rate: Rate): number {
 /** Whole units → seconds (the double nearest to units / rate). */
 export function toSeconds(units: number, rate: Rate): number {
   return Number(BigInt(units) * rate.den) / Number(rate.num);
+}
+
+/** Whether `units` at `rate` come before `seconds` (taken as the decimal it was written as), exactly. */
+export function isBefore(units: number, rate: Rate, seconds: number): boolean {
+  const s = decimalOf(seconds);
+  return BigInt(units) * rate.den * s.den < s.num * rate.num;
 }
 
 /** Snapping a time: its units, shown again as seconds. Idempotent. */

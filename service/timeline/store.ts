@@ -146,9 +146,13 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
     /**
      * One write of a live sequence of the caller's: `build` sees the row as it
      * is inside the transaction and returns the new document (or throws).
+     * `which` is the id, or picks it inside the transaction (append's most
+     * recent sequence).
      */
-    write(studioId: string, id: string, build: (row: TimelineRow) => { doc: TimelineDoc; duration: number }): TimelineRow {
+    write(studioId: string, which: string | (() => string), build: (row: TimelineRow) => { doc: TimelineDoc; duration: number }): TimelineRow {
+      let id = '';
       db.transaction(() => {
+        id = typeof which === 'string' ? which : which();
         const row = store.own(studioId, id);
         const { doc, duration } = build(row);
         const at = nowIso();

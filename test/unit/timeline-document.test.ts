@@ -107,6 +107,12 @@ describe('buildDocument: one reason per row', () => {
       problem: { track: 'V1', index: 0, reason: 'starts at in = 2 s, at or past the end of its 2 s source' },
     },
     {
+      // 1.99 s is 59.7 frames: in snaps to frame 60, the end. Stored as in = 2, it would be refused when written back.
+      name: 'in that snaps to the end of the source',
+      tracks: { V1: [clip('v2', 0, { in: 1.99, duration: 1 })] },
+      problem: { track: 'V1', index: 0, reason: 'starts at in = 2 s, at or past the end of its 2 s source' },
+    },
+    {
       name: 'in past the end of the source (sound)',
       tracks: { A1: [clip('a10', 0, { in: 12.5 })] },
       problem: { track: 'A1', index: 0, reason: 'starts at in = 12.5 s, at or past the end of its 10 s source' },
@@ -194,6 +200,17 @@ describe('buildDocument: what is accepted, snapped', () => {
     const { doc } = docOf({ V1: [clip('v10', 0, { in: 2.5 })], A1: [clip('a10', 0)] });
     assert.equal(doc.tracks.V1![0]!.duration, 7.5);
     assert.equal(doc.tracks.A1![0]!.duration, 10);
+  });
+
+  test('the default duration is source length minus in exactly, as decimals: a half unit rounds up', () => {
+    // In doubles 2.05 - 1 is 1.0499999999999998 and 0.35 - 0.2 is 0.14999999999999997: 31 and 4 frames, not 32 and 5.
+    const assets = lookup({ v205: video(2.05), v035: video(0.35), a1: audio(1.00003125) });
+    const { doc } = docOf({ V1: [clip('v205', 0, { in: 1 }), clip('v035', 2, { in: 0.2 })], A1: [clip('a1', 0, { in: 1 })] }, T30, assets);
+    assert.deepEqual(doc.tracks.V1!.map((c) => c.duration), [32 / 30, 5 / 30]);
+    assert.equal(doc.tracks.A1![0]!.duration, 2 / 48000); // 0.00003125 s = 1.5 samples
+    const laid = layOut([{ asset_id: 'v205', in: 1 }, { asset_id: 'v035', in: 0.2 }], T30, assets);
+    assert.ok(laid.ok);
+    assert.deepEqual(laid.tracks.V1!.map((c) => [c.start, c.duration]), [[0, 32 / 30], [32 / 30, 5 / 30]]);
   });
 
   test(`an image lasts ${IMAGE_SECONDS} s unless told otherwise`, () => {

@@ -57,16 +57,19 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
    */
   const measure = async (studioId: string, clips: readonly { asset_id: string; duration?: number }[]) => {
     const wanted = new Set(clips.filter((c) => c.duration === undefined).map((c) => c.asset_id));
-    for (const assetId of wanted) {
-      const view = assets.store.view(studioId, assetId);
-      if (!view || view.reclaimed_at !== null || view.duration_s !== null) continue;
-      if (view.kind !== 'video' && view.kind !== 'audio') continue;
-      try {
-        await probes.probe(view);
-      } catch (err) {
-        if (!(err instanceof ProbeError) && !(err instanceof ApiError)) throw err;
-      }
-    }
+    // All at once: the media module runs a few probes at a time and queues the rest.
+    await Promise.all(
+      [...wanted].map(async (assetId) => {
+        const view = assets.store.view(studioId, assetId);
+        if (!view || view.reclaimed_at !== null || view.duration_s !== null) return;
+        if (view.kind !== 'video' && view.kind !== 'audio') return;
+        try {
+          await probes.probe(view);
+        } catch (err) {
+          if (!(err instanceof ProbeError) && !(err instanceof ApiError)) throw err;
+        }
+      }),
+    );
   };
 
   const built = (result: ReturnType<typeof buildDocument>, mapIndex?: (p: ClipProblem) => ClipProblem) => {
@@ -175,25 +178,22 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
     requireTool('ffprobe');
     const sources = new Map<string, ClipSource>();
     const failed = new Map<string, string>();
-    for (const assetId of new Set(clips.map((c) => c.asset_id))) {
-      const view = assets.store.view(ownerId, assetId);
-      if (!view || view.reclaimed_at !== null) {
-        failed.set(assetId, `${UNREADABLE}: ${assetId}`);
-        continue;
-      }
-      if (view.kind !== 'video') {
-        sources.set(assetId, { kind: view.kind, probe: null });
-        continue;
-      }
-      try {
-        const probe = await probes.probe(view);
-        if (!probe.video) failed.set(assetId, 'has no video stream that ffprobe can find');
-        else sources.set(assetId, { kind: view.kind, probe });
-      } catch (err) {
-        if (!(err instanceof ProbeError)) throw err;
-        failed.set(assetId, `could not be probed: ${err.message}`);
-      }
-    }
+    // Every file at once: the media module runs a few probes at a time and queues the rest.
+    await Promise.all(
+      [...new Set(clips.map((c) => c.asset_id))].map(async (assetId) => {
+        const view = assets.store.view(ownerId, assetId);
+        if (!view || view.reclaimed_at !== null) return void failed.set(assetId, `${UNREADABLE}: ${assetId}`);
+        if (view.kind !== 'video') return void sources.set(assetId, { kind: view.kind, probe: null });
+        try {
+          const probe = await probes.probe(view);
+          if (!probe.video) failed.set(assetId, 'has no video stream that ffprobe can find');
+          else sources.set(assetId, { kind: view.kind, probe });
+        } catch (err) {
+          if (!(err instanceof ProbeError)) throw err;
+          failed.set(assetId, `could not be probed: ${err.message}`);
+        }
+      }),
+    );
     if (failed.size > 0) {
       throw invalid(clips.filter((c) => failed.has(c.asset_id)).map((c) => ({ track: c.track, index: c.index, reason: failed.get(c.asset_id)! })));
     }

@@ -78,6 +78,11 @@ export interface LiveStreamOptions extends StreamTuning {
   opening: string;
   /** Called once when the stream closes for any reason: free what it holds (subscriptions). */
   onClose?: () => void;
+  /**
+   * Asked at every heartbeat: false ends the stream (the credential it was
+   * opened with has been revoked since), so a quiet stream does not outlive it.
+   */
+  valid?: () => boolean;
 }
 
 /**
@@ -99,7 +104,16 @@ export function openLiveStream(o: LiveStreamOptions): LiveStream {
     }
     return true;
   };
-  const heartbeat = setInterval(() => send(formatComment('heartbeat')), o.heartbeatMs);
+  const end = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    body.end();
+  };
+  const heartbeat = setInterval(() => {
+    if (o.valid && !o.valid()) end();
+    else send(formatComment('heartbeat'));
+  }, o.heartbeatMs);
   heartbeat.unref();
   body.once('close', () => {
     closed = true;
@@ -110,12 +124,7 @@ export function openLiveStream(o: LiveStreamOptions): LiveStream {
   return {
     body,
     send,
-    end() {
-      if (closed) return;
-      closed = true;
-      clearInterval(heartbeat);
-      body.end();
-    },
+    end,
     buffered,
     isClosed: () => closed,
   };

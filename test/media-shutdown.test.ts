@@ -41,7 +41,7 @@ describe('shutdown with a probe running and an editor page connected (decisions 
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  test('SIGTERM: exit 0 within 5 s, the page ended, no ffprobe (nor its children) left alive', async () => {
+  test('SIGTERM: exit 0 within 5 s, the page ended, no ffprobe (nor its children) left alive, none started during the stop', async () => {
     // A stuck ffprobe that ignores SIGTERM and has a child of its own (which ignores it too).
     const pids = join(dir, 'pids');
     const fake = join(dir, 'ffprobe');
@@ -51,8 +51,11 @@ describe('shutdown with a probe running and an editor page connected (decisions 
     let started: number[] = [];
     try {
       const token = svc.studio('cutter', ['assets', 'timeline']);
-      const asset = await newAsset(svc.port, token, 'video', { duration_s: 2 });
-      const created = await send(svc.port, { method: 'POST', path: '/api/v1/timeline', token, body: { name: 'stop', clips: [{ asset_id: asset.id }] } });
+      // Two files: once the first probe is ended, the plan goes on to the second one.
+      const first = await newAsset(svc.port, token, 'video', { duration_s: 2 });
+      const second = await newAsset(svc.port, token, 'video', { duration_s: 2 });
+      const clips = [{ asset_id: first.id }, { asset_id: second.id }];
+      const created = await send(svc.port, { method: 'POST', path: '/api/v1/timeline', token, body: { name: 'stop', clips } });
       assert.equal(created.status, 201, created.text);
       const credential = runCli(['launcher-token', '--data-dir', svc.dataDir]).stdout.trim();
       const page = await openSse(svc.port, '!/editor/events', credential);
@@ -68,7 +71,10 @@ describe('shutdown with a probe running and an editor page connected (decisions 
       assert.ok(Date.now() - t0 < 5000, `stopped in ${Date.now() - t0} ms`);
       await page.closed;
       await plan;
-      for (const pid of started) assert.equal(alive(pid), false, `pid ${pid} (the probe's) outlived the service`);
+      // A probe started during the stop would have written its pids by now.
+      await new Promise((r) => setTimeout(r, 1000));
+      started = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
+      for (const pid of started) assert.equal(alive(pid), false, `pid ${pid} (a probe's) outlived the service`);
     } finally {
       await svc.stop();
       for (const pid of started) if (alive(pid)) process.kill(pid, 'SIGKILL');

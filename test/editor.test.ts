@@ -287,6 +287,20 @@ describe('the editor hub in a running service (in-process, real HTTP)', { timeou
     await until(() => service.editor.connected() === before, 'no page left behind');
   });
 
+  test('a sequence larger than the high-water mark reaches a page that reads (:open is not 501 for a big timeline)', async () => {
+    const page = await connect();
+    const timeline = { id: '01JBIG', tracks: { V1: Array.from({ length: 2000 }, (_, i) => ({ asset_id: `01JASSET${i}`, start: i, in: 0, duration: 1 })) } };
+    assert.ok(JSON.stringify(timeline).length > 64 * 1024);
+    // Twice in a row: the second is written while the socket still holds the first.
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(service.editor.openTimeline(timeline, 'paint'), { opened: true, surface: service.editor.surfaceUrl() });
+    }
+    const events = await page.waitFor((m) => m.event === 'open' && m.data.includes('01JBIG'), 2);
+    for (const event of events) assert.deepEqual(JSON.parse(event.data).timeline, timeline);
+    page.close();
+    await until(() => service.editor.connected() === 0, 'the page to be removed');
+  });
+
   test('a page that stops reading is dropped past the high-water mark', async () => {
     const slow = await connect();
     const fast = await connect();

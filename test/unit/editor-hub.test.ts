@@ -144,6 +144,19 @@ describe('editor hub', () => {
     h.close();
   });
 
+  test('an event larger than the high-water mark still reaches a page that reads (the mark bounds what is unread, not one event)', async () => {
+    const highWater = 16 * 1024;
+    const h = hub({ highWater });
+    const page = read(h.connect());
+    const big = { blob: 'y'.repeat(4 * highWater) };
+    assert.equal(h.publish('open', big), 1, 'the page was dropped for one large event');
+    assert.equal(h.connected(), 1);
+    await until(() => page.events.some((e) => e.event === 'open'), 'the large event');
+    assert.deepEqual(JSON.parse(page.events.find((e) => e.event === 'open')!.data), big);
+    assert.equal(h.publish('open', { n: 2 }), 1);
+    h.close();
+  });
+
   test('heartbeat comments keep a quiet stream alive', async () => {
     const h = hub({ heartbeatMs: 20 });
     const page = read(h.connect());

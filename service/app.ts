@@ -190,8 +190,8 @@ export function createService(options: ServiceOptions): Service {
       // Running runner jobs are cancelled (partial output removed) and event streams (jobs', the editor's) end (decisions §1).
       editor.close();
       await jobs.close();
-      // Probes (and later exports) still running: their process groups end.
-      await killAllChildren();
+      // Probes (and later exports) still running: their process groups end, and none starts any more.
+      await killAllChildren({ refuseNew: true });
       if (s && closed) {
         s.closeIdleConnections();
         // Requests in flight get a moment to finish; then every socket goes.

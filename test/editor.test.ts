@@ -253,12 +253,52 @@ describe('the editor hub in a running service (in-process, real HTTP)', { timeou
     assert.throws(() => service.editor.openTimeline({}, 'paint'), { status: 501, code: 'unsupported' });
   });
 
+  test('revoking the credential of a connected page: it gets no later event and its stream ends; the others keep theirs', async () => {
+    const doomed = launcherToken(dataDir);
+    const revokedPage = await openSse(port, EVENTS, doomed);
+    open.push(revokedPage);
+    assert.equal(revokedPage.status, 200);
+    await revokedPage.waitFor((m) => m.event === 'hello');
+    const kept = await connect();
+    assert.equal(runCli(['token', 'revoke', doomed, '--data-dir', dataDir]).code, 0);
+    assert.equal(service.editor.publish('open', { secret: 'after revocation' }), 1, 'only the live page is reached');
+    await kept.waitFor((m) => m.event === 'open' && m.data.includes('after revocation'));
+    await revokedPage.closed;
+    assert.equal(revokedPage.events.some((m) => m.data.includes('after revocation')), false, 'a revoked page received an event');
+    kept.close();
+    await until(() => service.editor.connected() === 0, 'the pages to be removed');
+  });
+
+  test('a connected page whose credential is revoked is ended at the next heartbeat, with no event to send', async () => {
+    const doomed = launcherToken(dataDir);
+    const page = await openSse(port, EVENTS, doomed);
+    open.push(page);
+    await page.waitFor((m) => m.event === 'hello');
+    assert.equal(runCli(['token', 'revoke', doomed, '--data-dir', dataDir]).code, 0);
+    await page.closed;
+    await until(() => service.editor.connected() === 0, 'the page to be removed');
+  });
+
   test('HEAD answers the headers and holds no page', async () => {
     const before = service.editor.connected();
     const res = await send(port, { method: 'HEAD', path: '/editor/events', token: credential });
     assert.equal(res.status, 200);
     assert.match(String(res.headers['content-type']), /^text\/event-stream/);
     await until(() => service.editor.connected() === before, 'no page left behind');
+  });
+
+  test('a sequence larger than the high-water mark reaches a page that reads (:open is not 501 for a big timeline)', async () => {
+    const page = await connect();
+    const timeline = { id: '01JBIG', tracks: { V1: Array.from({ length: 2000 }, (_, i) => ({ asset_id: `01JASSET${i}`, start: i, in: 0, duration: 1 })) } };
+    assert.ok(JSON.stringify(timeline).length > 64 * 1024);
+    // Twice in a row: the second is written while the socket still holds the first.
+    for (let i = 0; i < 2; i++) {
+      assert.deepEqual(service.editor.openTimeline(timeline, 'paint'), { opened: true, surface: service.editor.surfaceUrl() });
+    }
+    const events = await page.waitFor((m) => m.event === 'open' && m.data.includes('01JBIG'), 2);
+    for (const event of events) assert.deepEqual(JSON.parse(event.data).timeline, timeline);
+    page.close();
+    await until(() => service.editor.connected() === 0, 'the page to be removed');
   });
 
   test('a page that stops reading is dropped past the high-water mark', async () => {

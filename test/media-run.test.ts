@@ -185,8 +185,9 @@ describe('runTool', () => {
     assert.equal(alive(child), false, 'the background sleep survived');
   });
 
-  test('processes a tool leaves behind when it exits by itself are ended too', async () => {
-    const leaver = script('leaver', `sleep 60 &\necho $! > "${at('leaver.pid')}"\nexit 0`);
+  // The timeout: a leftover that were not ended would hold the output pipe (and the run) for its two minutes.
+  test('processes a tool leaves behind when it exits by itself are ended too', { timeout: 30_000 }, async () => {
+    const leaver = script('leaver', `sleep 120 &\necho $! > "${at('leaver.pid')}"\nexit 0`);
     const r = await runTool('ffmpeg', [], { env: asFfmpeg(leaver) });
     assert.equal(r.code, 0);
     assert.equal(alive(Number(readFileSync(at('leaver.pid'), 'utf8'))), false);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PROBE_VERSION, ProbeError, probeMedia, toolPath, type MediaProbe, type VideoStreamInfo } from '../service/media';
@@ -169,6 +169,19 @@ describe('probeMedia: failures', () => {
       assert.equal(err.message, 'ffprobe could not read the file: Invalid data found when processing input');
       return true;
     });
+  });
+
+  test('a zero-length or cut MP4 is a ProbeError with ffprobe\'s reason, without the demuxer\'s memory address', async () => {
+    writeFileSync(at('empty.mp4'), Buffer.alloc(0));
+    // The first bytes of a file whose index (moov) comes last: the index is cut off.
+    writeFileSync(at('cut.mp4'), readFileSync(at('base.mp4')).subarray(0, 2000));
+    for (const name of ['empty.mp4', 'cut.mp4']) {
+      await assert.rejects(probeMedia(at(name)), (err: unknown) => {
+        assert.ok(err instanceof ProbeError);
+        assert.equal(err.message, 'ffprobe could not read the file: moov atom not found', name);
+        return true;
+      });
+    }
   });
 
   test('a missing file is a ProbeError', async () => {

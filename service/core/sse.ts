@@ -60,10 +60,13 @@ export interface LiveStream {
   /** The reply body (Koa pipes it and destroys it when the client goes away). */
   body: PassThrough;
   /**
-   * Writes a frame. A client left with more than `highWater` bytes unread is
-   * dropped: the body is destroyed, which makes Koa close the connection (an
-   * EventSource reconnects by itself). False when the frame was not delivered
-   * because the stream is closed or was just dropped.
+   * Writes a frame. A client that has bytes unread and would be left with
+   * more than `highWater` is dropped instead: the body is destroyed, which
+   * makes Koa close the connection (an EventSource reconnects by itself). So
+   * a client holds at most `highWater` bytes, or one frame when that frame
+   * alone is larger (it still reaches a client that has read everything).
+   * False when the frame was not delivered because the stream is closed or
+   * was just dropped.
    */
   send(frame: string | Buffer): boolean;
   /** Ends the stream once what is buffered is sent (service shutdown). */
@@ -78,11 +81,16 @@ export interface LiveStreamOptions extends StreamTuning {
   opening: string;
   /** Called once when the stream closes for any reason: free what it holds (subscriptions). */
   onClose?: () => void;
+  /**
+   * Asked at every heartbeat: false ends the stream (the credential it was
+   * opened with has been revoked since), so a quiet stream does not outlive it.
+   */
+  valid?: () => boolean;
 }
 
 /**
  * A live event stream: nothing replayed, heartbeats, and a bound on what a
- * slow or dead client can make the service hold (`highWater` plus one frame).
+ * slow or dead client can make the service hold (`highWater`, or one larger frame).
  */
 export function openLiveStream(o: LiveStreamOptions): LiveStream {
   const body = new PassThrough();
@@ -90,16 +98,29 @@ export function openLiveStream(o: LiveStreamOptions): LiveStream {
   const buffered = () => body.writableLength + body.readableLength;
   const send = (frame: string | Buffer): boolean => {
     if (closed) return false;
-    body.write(frame);
-    // Not end(): that would wait behind the data the client does not read.
-    if (buffered() > o.highWater) {
+    // A frame goes out when it fits under the mark, or when the client has
+    // read everything (so one frame larger than the mark, a big sequence,
+    // still reaches a client that reads). Not end(): that would wait behind
+    // the data the client does not read.
+    const waiting = buffered();
+    if (waiting > 0 && waiting + Buffer.byteLength(frame) > o.highWater) {
       closed = true;
       body.destroy();
       return false;
     }
+    body.write(frame);
     return true;
   };
-  const heartbeat = setInterval(() => send(formatComment('heartbeat')), o.heartbeatMs);
+  const end = () => {
+    if (closed) return;
+    closed = true;
+    clearInterval(heartbeat);
+    body.end();
+  };
+  const heartbeat = setInterval(() => {
+    if (o.valid && !o.valid()) end();
+    else send(formatComment('heartbeat'));
+  }, o.heartbeatMs);
   heartbeat.unref();
   body.once('close', () => {
     closed = true;
@@ -110,12 +131,7 @@ export function openLiveStream(o: LiveStreamOptions): LiveStream {
   return {
     body,
     send,
-    end() {
-      if (closed) return;
-      closed = true;
-      clearInterval(heartbeat);
-      body.end();
-    },
+    end,
     buffered,
     isClosed: () => closed,
   };

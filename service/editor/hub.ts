@@ -27,8 +27,14 @@ export interface TimelineOpened {
 }
 
 export interface EditorHub {
-  /** Opens one page's stream (the reply body): a `hello` event, then every published event and heartbeats. */
-  connect(): PassThrough;
+  /**
+   * Opens one page's stream (the reply body): a `hello` event, then every
+   * published event and heartbeats. `valid` (default: always) says whether the
+   * credential the page connected with is still live; it is asked before every
+   * event and at every heartbeat, and a page whose credential was revoked gets
+   * nothing more: its stream ends (decisions §10, revocation applies at once).
+   */
+  connect(valid?: () => boolean): PassThrough;
   /** Sends `event` with `data` (JSON) to every connected page; returns how many pages it was written to. */
   publish(event: string, data: unknown): number;
   /**
@@ -56,7 +62,8 @@ export function noEditorMessage(surface: string): string {
 
 export function createEditorHub(options: EditorHubOptions): EditorHub {
   const tuning = streamTuning(options);
-  const pages = new Set<LiveStream>();
+  /** Each connected page and the check of its credential. */
+  const pages = new Map<LiveStream, () => boolean>();
   let closed = false;
 
   const frame = (event: string, data: unknown): string => {
@@ -67,8 +74,11 @@ export function createEditorHub(options: EditorHubOptions): EditorHub {
   const publish = (event: string, data: unknown): number => {
     const text = frame(event, data);
     let reached = 0;
-    for (const page of [...pages]) {
-      if (page.send(text)) reached++;
+    for (const [page, valid] of [...pages]) {
+      if (!valid()) {
+        page.end(); // revoked: nothing more is written to it
+        pages.delete(page);
+      } else if (page.send(text)) reached++;
       else pages.delete(page); // dropped for falling behind (its 'close' comes later)
     }
     return reached;
@@ -77,11 +87,11 @@ export function createEditorHub(options: EditorHubOptions): EditorHub {
   const surfaceUrl = () => `http://127.0.0.1:${options.port()}/editor/`;
 
   return {
-    connect() {
-      const page = openLiveStream({ ...tuning, opening: 'editor', onClose: () => pages.delete(page) });
+    connect(valid = () => true) {
+      const page = openLiveStream({ ...tuning, opening: 'editor', valid, onClose: () => pages.delete(page) });
       page.send(frame('hello', { connected_at: nowIso() }));
       if (closed) page.end();
-      else pages.add(page);
+      else pages.set(page, valid);
       return page.body;
     },
 
@@ -98,7 +108,7 @@ export function createEditorHub(options: EditorHubOptions): EditorHub {
 
     close() {
       closed = true;
-      for (const page of [...pages]) page.end();
+      for (const page of [...pages.keys()]) page.end();
       pages.clear();
     },
   };

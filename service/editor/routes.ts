@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { authenticateLauncher, type LauncherPrincipal } from '../core/auth';
+import { authenticateLauncher, bearerToken, hashToken, type LauncherPrincipal } from '../core/auth';
 import { ApiError } from '../core/errors';
 import { requireServiceOrigin } from '../core/origin';
 import type { LauncherCredentials } from '../studios';
@@ -46,11 +46,22 @@ export function editorMiddleware(deps: EditorRoutesDeps) {
       throw ApiError.notFound('The path');
     }
     ctx.state.launcher = authenticate(ctx);
+    // Asked again before every event and at every heartbeat: a revocation from
+    // the CLI ends a page already connected, not only later connects. A failed
+    // lookup counts as revoked.
+    const hash = hashToken(bearerToken(ctx.get('Authorization'))!);
+    const valid = () => {
+      try {
+        return deps.credentials.resolve(hash) !== null;
+      } catch {
+        return false;
+      }
+    };
     ctx.status = 200;
     ctx.type = 'text/event-stream';
     ctx.set('Cache-Control', 'no-cache');
     ctx.set('X-Accel-Buffering', 'no');
     // Koa pipes the stream and destroys it when the page goes away (or at once for HEAD).
-    ctx.body = deps.hub.connect();
+    ctx.body = deps.hub.connect(valid);
   };
 }

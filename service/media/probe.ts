@@ -78,12 +78,17 @@ export async function probeMedia(file: string, options: ProbeOptions = {}): Prom
   return parseProbeOutput(result.stdout);
 }
 
-/** The first non-empty stderr line, without the `file:/path: ` ffprobe puts before it. */
+/**
+ * The first non-empty stderr line, without what ffprobe puts before it: the
+ * `file:/path: ` of the input (the service's own paths) or the
+ * `[demuxer @ 0x55...] ` context (a memory address, noise to a person).
+ */
 function firstLine(stderr: string, file: string): string | null {
   const line = stderr.split(/\r?\n|\r/).find((l) => l.trim() !== '');
   if (line === undefined) return null;
   const prefix = `file:${path.resolve(file)}: `;
-  return (line.startsWith(prefix) ? line.slice(prefix.length) : line).trim();
+  const text = line.startsWith(prefix) ? line.slice(prefix.length) : line;
+  return text.replace(/^\[[^\]]* @ 0x[0-9a-fA-F]+\] /, '').trim();
 }
 
 function cancelled(): ProbeError {

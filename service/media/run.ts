@@ -15,7 +15,8 @@ import type { MediaTool } from './types';
  *   abort or the service's shutdown ends everything it started: SIGTERM to
  *   the group, SIGKILL after the grace, then a wait until no member is alive.
  *   Members a leader leaves behind when it exits by itself are ended too.
- * - Live children sit in a registry (liveChildren, killAllChildren).
+ * - Live children sit in a registry (liveChildren, killAllChildren); after
+ *   the service's shutdown (`killAllChildren({refuseNew: true})`) none starts.
  * - With `BACKLOT_MEDIA_LOG` set, the exact argument list is written to
  *   stderr as a JSON array, and the outcome when it ends.
  * - stdout and stderr are kept up to a byte cap each; lines of either can be
@@ -82,8 +83,18 @@ export function liveChildren(): LiveChild[] {
   return [...live.values()].map(({ pid, tool, argv, startedAt }) => ({ pid, tool, argv, startedAt }));
 }
 
-/** Ends every live child's group (service shutdown); resolves when each run has settled. */
-export async function killAllChildren(): Promise<void> {
+/** Set by the service's shutdown: no tool starts any more in this process. */
+let refusing = false;
+
+/**
+ * Ends every live child's group; resolves when each run has settled. With
+ * `refuseNew` (service shutdown, decisions §1) no tool starts afterwards in
+ * this process either: runTool answers as aborted without starting, so a
+ * caller that goes on after its run was ended (a plan probing its next file)
+ * cannot leave a child behind the exiting service.
+ */
+export async function killAllChildren(options: { refuseNew?: boolean } = {}): Promise<void> {
+  if (options.refuseNew) refusing = true;
   const entries = [...live.values()];
   for (const entry of entries) entry.stop();
   await Promise.all(entries.map((entry) => entry.settled.catch(() => undefined)));
@@ -103,7 +114,7 @@ export function runTool(tool: MediaTool, args: readonly string[], options: RunOp
     return Promise.reject(err);
   }
   const argv = [program, ...args];
-  if (options.signal?.aborted) return Promise.resolve(notStarted());
+  if (options.signal?.aborted || refusing) return Promise.resolve(notStarted());
   log(`run ${JSON.stringify(argv)}`);
   const settled = start(tool, argv, options);
   return settled;

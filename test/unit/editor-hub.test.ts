@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { PassThrough } from 'node:stream';
+import { Writable, type PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { ApiError } from '../../service/core/errors';
 import { createEditorHub, type EditorHub } from '../../service/editor';
@@ -141,6 +141,30 @@ describe('editor hub', () => {
     await until(() => slowClosed, 'the slow page to be closed');
     assert.equal(h.connected(), 1);
     assert.equal(fast.events.filter((e) => e.event === 'open').length, 200, 'the reading page got every event');
+    h.close();
+  });
+
+  test('events larger than the high-water mark still reach a page that reads (the mark bounds what is unread, not one event)', async () => {
+    const highWater = 16 * 1024;
+    const h = hub({ highWater });
+    // Read the way Koa does: piped into a socket-like sink that takes a moment per chunk.
+    const body = h.connect();
+    let text = '';
+    const sink = new Writable({
+      highWaterMark: 1024,
+      write(chunk: Buffer, _encoding, done) {
+        text += chunk.toString('utf8');
+        setImmediate(done);
+      },
+    });
+    body.pipe(sink);
+    await until(() => text.includes('event: hello'), 'hello');
+    const big = { blob: 'y'.repeat(4 * highWater) };
+    // Twice in a row: the second is written while the sink still holds the first.
+    assert.equal(h.publish('open', big), 1, 'the page was dropped for the first large event');
+    assert.equal(h.publish('open', big), 1, 'the page was dropped for the second large event');
+    assert.equal(h.connected(), 1);
+    await until(() => text.split('event: open').length === 3, 'both large events');
     h.close();
   });
 

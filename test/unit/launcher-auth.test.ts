@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import { describe, test } from 'node:test';
 import {
   authenticate,
@@ -59,6 +60,21 @@ describe('launcher credential', () => {
   test('a stored hash that does not match (a faulty store) is refused', () => {
     assert.throws(() => authenticateLauncher(`Bearer ${launcher}`, () => Buffer.alloc(32)), unauthenticated);
     assert.throws(() => authenticateLauncher(`Bearer ${launcher}`, () => Buffer.alloc(3)), unauthenticated);
+  });
+
+  test('both checks compare the stored hash in constant time (crypto.timingSafeEqual), never with == or equals', (t) => {
+    const calls: [Buffer, Buffer][] = [];
+    const real = crypto.timingSafeEqual;
+    // The compiled module reads crypto.timingSafeEqual at each call, so the spy sees it.
+    t.mock.method(crypto, 'timingSafeEqual', (a: NodeJS.ArrayBufferView, b: NodeJS.ArrayBufferView) => {
+      calls.push([Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)]);
+      return real(a, b);
+    });
+    authenticateLauncher(`Bearer ${launcher}`, launcherStore);
+    authenticate(`Bearer ${token}`, tokenStore);
+    assert.equal(calls.length, 2);
+    assert.deepEqual(calls[0], [hashToken(launcher), hashToken(launcher)]);
+    assert.deepEqual(calls[1], [hashToken(token), hashToken(token)]);
   });
 
   test('the studio check refuses a launcher credential, the launcher check a studio token', () => {

@@ -51,10 +51,11 @@ describe('shutdown with a probe running and an editor page connected (decisions 
     let started: number[] = [];
     try {
       const token = svc.studio('cutter', ['assets', 'timeline']);
-      // Two files: once the first probe is ended, the plan goes on to the second one.
-      const first = await newAsset(svc.port, token, 'video', { duration_s: 2 });
-      const second = await newAsset(svc.port, token, 'video', { duration_s: 2 });
-      const clips = [{ asset_id: first.id }, { asset_id: second.id }];
+      // Six files: the plan probes them together, four at a time (the media module's
+      // limit), so two wait in the queue; once the running four are ended at the
+      // stop, the queued two must not start.
+      const clips: { asset_id: string }[] = [];
+      for (let i = 0; i < 6; i++) clips.push({ asset_id: (await newAsset(svc.port, token, 'video', { duration_s: 2 })).id });
       const created = await send(svc.port, { method: 'POST', path: '/api/v1/timeline', token, body: { name: 'stop', clips } });
       assert.equal(created.status, 201, created.text);
       const credential = runCli(['launcher-token', '--data-dir', svc.dataDir]).stdout.trim();
@@ -62,7 +63,8 @@ describe('shutdown with a probe running and an editor page connected (decisions 
       await page.waitFor((m) => m.event === 'hello');
       // The plan waits on the stuck probe; its answer does not matter (the service stops under it).
       const plan = send(svc.port, { path: `/api/v1/timeline/${created.json.id}:plan`, token }).catch(() => null);
-      await until(() => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2, 'the probe to start');
+      const lines = () => (existsSync(pids) ? readFileSync(pids, 'utf8').trim().split('\n').length : 0);
+      await until(() => lines() === 8, 'four probes to start (each writes its pid and its child\'s)');
       started = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
       assert.ok(started.every(alive));
       const t0 = Date.now();

@@ -188,10 +188,10 @@ export function createService(options: ServiceOptions): Service {
       server = null;
       const closed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : null;
       // Running runner jobs are cancelled (partial output removed) and event streams (jobs', the editor's) end (decisions §1).
-      editor.close();
-      await jobs.close();
       // Probes (and later exports) still running: their process groups end, and none starts any more.
-      await killAllChildren({ refuseNew: true });
+      // Both wait out the same grace, side by side, so the stop stays within its 5 s.
+      editor.close();
+      await Promise.all([jobs.close(), killAllChildren({ refuseNew: true })]);
       if (s && closed) {
         s.closeIdleConnections();
         // Requests in flight get a moment to finish; then every socket goes.

@@ -21,7 +21,7 @@ import { createTimeline, timelineRoutes } from './timeline';
 import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
 import { createEditorHub, editorMiddleware, type EditorHub } from './editor';
 import { studioDirs } from './data-dir';
-import { killAllChildren } from './media';
+import { createMediaScope } from './media';
 
 /**
  * createService() is the whole service as a plain Node library: the CLI's
@@ -87,13 +87,15 @@ export function createService(options: ServiceOptions): Service {
   const studios = createStudiosStore(db);
   const cursors = new CursorCodec(studios.cursorSecret());
   const jobs = createJobsDomain({ db, dataDir: config.dataDir, ...options.jobs });
+  // This service's ffmpeg/ffprobe children: ended at close, and none started after it.
+  const media = createMediaScope();
   const editor = createEditorHub({ port: () => port, ...options.jobs });
 
   const assets = createAssets(db, { ...config, secret: studios.cursorSecret(), studioDirs: (id) => studioDirs(config.dataDir, id) });
   const sessions = createSessionsStore(db, studios);
   const gallery = createGalleryStore(db, { assets: assets.store, sessions });
   for (const source of gallery.referenceSources()) assets.store.addReferenceSource(source);
-  const timeline = createTimeline(db, { assets, editor });
+  const timeline = createTimeline(db, { assets, editor, media });
   for (const source of timeline.store.referenceSources()) assets.store.addReferenceSource(source);
   for (const source of options.assetReferenceSources ?? []) assets.store.addReferenceSource(source({ db, assets: assets.store }));
 
@@ -191,7 +193,7 @@ export function createService(options: ServiceOptions): Service {
       // Probes (and later exports) still running: their process groups end, and none starts any more.
       // Both wait out the same grace, side by side, so the stop stays within its 5 s.
       editor.close();
-      await Promise.all([jobs.close(), killAllChildren({ refuseNew: true })]);
+      await Promise.all([jobs.close(), media.close()]);
       if (s && closed) {
         s.closeIdleConnections();
         // Requests in flight get a moment to finish; then every socket goes.

@@ -2,8 +2,8 @@
 export { PROBE_VERSION } from './types';
 export type { AudioStreamInfo, MediaProbe, MediaTool, VideoStreamInfo } from './types';
 export { TOOL_ENV, requireTool, toolPath } from './tools';
-export { killAllChildren, liveChildren, runTool } from './run';
-export type { LiveChild, RunOptions, RunResult } from './run';
+export { createMediaScope, killAllChildren, liveChildren, runTool } from './run';
+export type { LiveChild, MediaScope, RunOptions, RunResult } from './run';
 export {
   MAX_CONCURRENT_PROBES,
   MAX_PROBE_OUTPUT_BYTES,

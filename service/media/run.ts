@@ -16,7 +16,7 @@ import type { MediaTool } from './types';
  *   the group, SIGKILL after the grace, then a wait until no member is alive.
  *   Members a leader leaves behind when it exits by itself are ended too.
  * - Live children sit in a registry (liveChildren, killAllChildren); after
- *   the service's shutdown (`killAllChildren({refuseNew: true})`) none starts.
+ *   the service's shutdown (its MediaScope closed) none of its runs starts.
  * - With `BACKLOT_MEDIA_LOG` set, the exact argument list is written to
  *   stderr as a JSON array, and the outcome when it ends.
  * - stdout and stderr are kept up to a byte cap each; lines of either can be
@@ -74,6 +74,8 @@ const MAX_LINE_CHARS = 64 * 1024;
 interface Entry extends LiveChild {
   stop(): void;
   settled: Promise<unknown>;
+  /** The signal the run was started with (its service's MediaScope). */
+  signal: AbortSignal | undefined;
 }
 
 const live = new Map<number, Entry>();
@@ -83,21 +85,39 @@ export function liveChildren(): LiveChild[] {
   return [...live.values()].map(({ pid, tool, argv, startedAt }) => ({ pid, tool, argv, startedAt }));
 }
 
-/** Set by the service's shutdown: no tool starts any more in this process. */
-let refusing = false;
-
 /**
- * Ends every live child's group; resolves when each run has settled. With
- * `refuseNew` (service shutdown, decisions §1) no tool starts afterwards in
- * this process either: runTool answers as aborted without starting, so a
- * caller that goes on after its run was ended (a plan probing its next file)
- * cannot leave a child behind the exiting service.
+ * Ends every live child's group; resolves when each run has settled. For
+ * tests: a service ends only its own children, through its MediaScope.
  */
-export async function killAllChildren(options: { refuseNew?: boolean } = {}): Promise<void> {
-  if (options.refuseNew) refusing = true;
+export async function killAllChildren(): Promise<void> {
   const entries = [...live.values()];
   for (const entry of entries) entry.stop();
   await Promise.all(entries.map((entry) => entry.settled.catch(() => undefined)));
+}
+
+/** One service's share of the media module: what it starts, it ends at its stop. */
+export interface MediaScope {
+  /** Pass to every run and probe of the service. */
+  signal: AbortSignal;
+  /**
+   * The service's stop (decisions §1): ends the groups of every run started
+   * with `signal`, and from then on a run or probe given it starts nothing
+   * (a plan going on to its next file cannot leave a child behind the
+   * exiting service). Other services in the process are not touched.
+   */
+  close(): Promise<void>;
+}
+
+export function createMediaScope(): MediaScope {
+  const controller = new AbortController();
+  return {
+    signal: controller.signal,
+    async close() {
+      controller.abort();
+      const entries = [...live.values()].filter((entry) => entry.signal === controller.signal);
+      await Promise.all(entries.map((entry) => entry.settled.catch(() => undefined)));
+    },
+  };
 }
 
 /**
@@ -114,7 +134,7 @@ export function runTool(tool: MediaTool, args: readonly string[], options: RunOp
     return Promise.reject(err);
   }
   const argv = [program, ...args];
-  if (options.signal?.aborted || refusing) return Promise.resolve(notStarted());
+  if (options.signal?.aborted) return Promise.resolve(notStarted());
   log(`run ${JSON.stringify(argv)}`);
   const settled = start(tool, argv, options);
   return settled;
@@ -213,6 +233,7 @@ function start(tool: MediaTool, argv: string[], options: RunOptions): Promise<Ru
       stop();
     },
     settled,
+    signal: options.signal,
   });
   return settled;
 }

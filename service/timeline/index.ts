@@ -10,9 +10,9 @@ export type { EditorSurface, TimelineOps } from './operations';
 export { timelineRoutes, timelineJson } from './routes';
 
 /** The timeline domain, built once per service: its store, probe cache and operations. */
-export function createTimeline(db: Db, deps: { assets: AssetsDomain; editor: EditorSurface }) {
+export function createTimeline(db: Db, deps: { assets: AssetsDomain; editor: EditorSurface; media?: { signal: AbortSignal } }) {
   const store = createTimelineStore(db, { assets: deps.assets.store });
-  const probes = createProbes(store, deps.assets);
+  const probes = createProbes(store, deps.assets, deps.media?.signal);
   const ops = createTimelineOps({ store, assets: deps.assets, probes, editor: deps.editor });
   return { store, probes, ops };
 }

@@ -8,7 +8,7 @@ import type { TimelineStore } from './store';
  * database cache (by sha256) and a probe already running for the same file is
  * shared, not started twice.
  */
-export function createProbes(store: TimelineStore, assets: AssetsDomain) {
+export function createProbes(store: TimelineStore, assets: AssetsDomain, signal?: AbortSignal) {
   const running = new Map<string, Promise<MediaProbe>>();
   return {
     cached(sha256: string): MediaProbe | null {
@@ -21,7 +21,7 @@ export function createProbes(store: TimelineStore, assets: AssetsDomain) {
       if (cached) return cached;
       let pending = running.get(asset.sha256);
       if (!pending) {
-        pending = probeMedia(assets.blobs.blobPath(asset.sha256, asset.ext)).then((probe) => {
+        pending = probeMedia(assets.blobs.blobPath(asset.sha256, asset.ext), { signal }).then((probe) => {
           store.cacheProbe(asset.sha256, probe);
           return probe;
         });

@@ -8,6 +8,7 @@ import { killAllChildren, liveChildren, probeMedia, requireTool, runTool, toolPa
 import { groupMembers } from '../service/core/process-group';
 import { requireFfmpeg } from './helpers/media';
 import { ROOT, tempDir } from './helpers/service';
+import { alive, until } from './helpers/processes';
 
 /**
  * Where the tools are found (decisions §1 "media tools") and how runTool
@@ -38,28 +39,6 @@ function script(name: string, body: string, mode = 0o755): string {
 
 /** An env in which `ffmpeg` is the given script. */
 const asFfmpeg = (file: string): NodeJS.ProcessEnv => ({ ...process.env, BACKLOT_FFMPEG: file });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A zombie answers signal 0: read its state.
-  try {
-    return !/^\d+ \(.*\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function until(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('toolPath: override, then bundled, then PATH', () => {
   test('the real tools are found on this machine', () => {

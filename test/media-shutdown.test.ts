@@ -6,33 +6,13 @@ import { newAsset } from './helpers/timeline';
 import { runCli, startService, tempDir } from './helpers/service';
 import { send } from './helpers/http';
 import { openSse } from './helpers/sse';
+import { alive, until } from './helpers/processes';
 
 /**
  * decisions §1 "stop": SIGTERM while a probe runs (ffprobe stuck on a file)
  * and an editor page is connected: exit 0 within 5 s, the page's stream
  * ended, and no process the probe started left alive.
  */
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function until(condition: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('shutdown with a probe running and an editor page connected (decisions §1)', { timeout: 60_000 }, () => {
   let dir: string;

@@ -4,7 +4,7 @@ import { createTimelineOps, type EditorSurface } from './operations';
 import { createProbes } from './probes';
 import { createTimelineStore } from './store';
 
-export { TIMELINE_SQL, REVISIONS_KEPT } from './store';
+export { TIMELINE_SQL } from './store';
 export type { TimelineStore, TimelineRow } from './store';
 export type { EditorSurface, TimelineOps } from './operations';
 export { timelineRoutes, timelineJson } from './routes';

@@ -37,11 +37,21 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
 
   /** Facts of one studio's assets: kind and length (a cached probe's first, then the asset's hint). */
   const lookupFor = (studioId: string, present: ReadonlySet<string>): AssetLookup => {
-    const facts = (assetId: string, allowReclaimed: boolean): AssetFacts | null => {
+    // Read once per asset, not once per clip: a lookup lives for one write's transaction.
+    const seen = new Map<string, { facts: AssetFacts; reclaimed: boolean } | null>();
+    const read = (assetId: string) => {
+      if (seen.has(assetId)) return seen.get(assetId)!;
       const view = assets.store.view(studioId, assetId);
-      if (!view || (view.reclaimed_at !== null && !allowReclaimed)) return null;
-      const probed = view.kind === 'video' || view.kind === 'audio' ? probes.cached(view.sha256) : null;
-      return { kind: view.kind, duration_s: probedLength(probed) ?? view.duration_s };
+      const probed = view && (view.kind === 'video' || view.kind === 'audio') ? probes.cached(view.sha256) : null;
+      const entry = view
+        ? { facts: { kind: view.kind, duration_s: probedLength(probed) ?? view.duration_s }, reclaimed: view.reclaimed_at !== null }
+        : null;
+      seen.set(assetId, entry);
+      return entry;
+    };
+    const facts = (assetId: string, allowReclaimed: boolean): AssetFacts | null => {
+      const entry = read(assetId);
+      return entry && (!entry.reclaimed || allowReclaimed) ? entry.facts : null;
     };
     return {
       readable: (assetId) => facts(assetId, false),

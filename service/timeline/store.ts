@@ -114,9 +114,7 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
 
     /** A live sequence of the caller's own, else 404 (writes, even with gallery.read_all). */
     own(studioId: string, id: string): TimelineRow {
-      const row = stmts.get.get(id);
-      if (!row || row.deleted_at !== null || row.studio_id !== studioId) throw notFound();
-      return row;
+      return store.readable({ studioId, readAll: false }, id);
     },
 
     /** Newest first (ids grow with creation); `limit` rows after the cursor's id. */

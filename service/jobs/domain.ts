@@ -4,7 +4,7 @@ import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
 import { nowIso } from '../core/time';
 import { JobHub } from './hub';
-import { JobLogs, MAX_LINE_BYTES, MAX_LOG_BYTES, splitLines } from './logs';
+import { cutLine, JobLogs, MAX_LINE_BYTES, MAX_LOG_BYTES, splitLines } from './logs';
 import { runSteps, StepControl, type RunStep, type StepsOutcome } from './runner';
 import type { TaskUpdate } from './schema';
 import { formatEvent, streamTuning } from '../core/sse';
@@ -39,14 +39,42 @@ export interface RunJobSpec {
   title: string;
   timelineId?: string | null;
   data?: Record<string, unknown>;
-  steps: RunStep[];
-  /** Sees every output line; a returned pair sets the job's progress. */
+  /**
+   * Either steps (child processes run one after another by the runner) or
+   * `work` (the job's own code, e.g. an export running ffmpeg through the
+   * media module).
+   */
+  steps?: RunStep[];
+  work?: JobWork;
+  /** Steps only: sees every output line; a returned pair sets the job's progress. */
   onLine?: (line: string, step: RunStep, index: number) => { num: number; den: number } | void;
-  /** After every step exited 0; what it returns becomes `data`. Throwing fails the job (cleanup runs). */
+  /** Steps only: after every step exited 0; what it returns becomes `data`. Throwing fails the job (cleanup runs). */
   onSuccess?: (job: JobRow) => Promise<Record<string, unknown> | void> | Record<string, unknown> | void;
   /** After a failure or a cancel, before the job ends: remove partial output. */
   cleanup?: () => Promise<void> | void;
 }
+
+/** What a job's own code gets from the runner. */
+export interface JobContext {
+  job: JobRow;
+  /** Aborted when the job is cancelled (or the service stops): end what runs, then return or throw. */
+  signal: AbortSignal;
+  /** SIGTERM-to-SIGKILL grace for the processes the work ends on abort. */
+  graceMs(): number;
+  /** Lines for the job's log (cut and capped as for runner steps). */
+  log(texts: string[]): void;
+  /** progress_num / progress_den; out-of-range values are clamped or ignored, repeats cost nothing. */
+  progress(num: number, den: number): void;
+}
+
+/**
+ * A job's own work. Resolving ends the job `succeeded` (what it returns
+ * becomes `data`); throwing ends it `failed` with the error's message, or
+ * `cancelled` when the signal was aborted. Resolving after an abort still
+ * succeeds: the work decides its point of no return (check the signal right
+ * before a commit that cannot be undone).
+ */
+export type JobWork = (ctx: JobContext) => Promise<Record<string, unknown> | void>;
 
 export interface RunHandle {
   job: JobRow;
@@ -62,7 +90,8 @@ export function createJobsDomain(o: JobsOptions) {
   const hub = new JobHub();
   const tuning = streamTuning(o);
   const killGraceMs = o.killGraceMs ?? 5000;
-  const running = new Map<string, { control: StepControl; done: Promise<JobRow> }>();
+  /** Runner jobs of this process: abort ends their work (with the grace given), done settles once they ended. */
+  const running = new Map<string, { abort(graceMs: number): void; aborted(): boolean; done: Promise<JobRow> }>();
 
   const announce = (row: JobRow): JobRow => {
     hub.publishChannel({ studioId: row.studio_id, frame: formatEvent({ event: 'job', data: jobJson(row) }) });
@@ -84,6 +113,7 @@ export function createJobsDomain(o: JobsOptions) {
   for (const row of store.failInterrupted(INTERRUPTED_MESSAGE)) announce(row);
 
   function runJob(spec: RunJobSpec): RunHandle {
+    if ((spec.steps === undefined) === (spec.work === undefined)) throw new Error('runJob needs steps or work, not both');
     const now = nowIso();
     const job = announce(
       store.insert({
@@ -103,55 +133,50 @@ export function createJobsDomain(o: JobsOptions) {
         finished_at: null,
       }),
     );
-    const control = new StepControl(killGraceMs);
+    const controller = new AbortController();
+    let graceMs = killGraceMs;
     let truncated = false;
-    let current = 0;
+    const log = (texts: string[], stepName: string | null) => {
+      if (logs.stats(job.id).bytes > MAX_LOG_BYTES) {
+        if (!truncated) writeLines(job.id, ['[log limit reached: further output is not kept]'], stepName);
+        truncated = true;
+      } else {
+        writeLines(job.id, texts, stepName);
+      }
+    };
     let lastNum = NaN;
     let lastDen = NaN;
-    const sink = {
-      step(name: string, index: number) {
-        current = index;
-        const r = logs.appendStep(job.id, { step: name, index, at: nowIso() });
-        const item = recordFrame(r.json, null);
-        hub.publishLog(job.id, { type: 'records', items: [item], end: r.end, frame: Buffer.from(item.frame) });
-      },
-      lines(texts: string[], stepName: string) {
-        if (logs.stats(job.id).bytes > MAX_LOG_BYTES) {
-          if (!truncated) writeLines(job.id, ['[log limit reached: further output is not kept]'], stepName);
-          truncated = true;
-        } else {
-          writeLines(job.id, texts, stepName);
-        }
-        for (const text of texts) {
-          const p = spec.onLine?.(text, spec.steps[current]!, current);
-          // Most lines repeat the last progress (or have none): no transaction for those.
-          if (!p || (p.num === lastNum && p.den === lastDen)) continue;
-          lastNum = p.num;
-          lastDen = p.den;
-          setProgress(job.id, p.num, p.den);
-        }
-      },
+    const progress = (num: number, den: number) => {
+      // Most lines repeat the last progress (or have none): no transaction for those.
+      if (num === lastNum && den === lastDen) return;
+      lastNum = num;
+      lastDen = den;
+      setProgress(job.id, num, den);
     };
+    const ctx: JobContext = {
+      job,
+      signal: controller.signal,
+      graceMs: () => graceMs,
+      log: (texts) => log(texts.flatMap((t) => cutLine(t)), null),
+      progress,
+    };
+    const work = spec.work ?? stepsWork(spec, log, progress);
+
     const finish = (patch: Partial<JobRow>): JobRow => {
       const now = nowIso();
       return announce(store.change(job.id, (row) => ({ ...row, ...patch, updated_at: now, finished_at: now })));
     };
     const done = (async (): Promise<JobRow> => {
       let result: StepsOutcome;
-      try {
-        result = await runSteps(spec.steps, sink, control);
-      } catch (err) {
-        result = { outcome: 'failed', error: `The runner failed: ${(err as Error).message}` };
-      }
       let data: Record<string, unknown> | void = undefined;
-      if (result.outcome === 'succeeded' && spec.onSuccess) {
-        try {
-          data = await spec.onSuccess(store.get(job.id)!);
-        } catch (err) {
-          result = { outcome: 'failed', error: (err as Error).message || String(err) };
-        }
+      try {
+        data = await work(ctx);
+        result = { outcome: 'succeeded' };
+      } catch (err) {
+        result = controller.signal.aborted
+          ? { outcome: 'cancelled' }
+          : { outcome: 'failed', error: (err as Error)?.message || String(err) };
       }
-      if (result.outcome === 'succeeded' && control.cancelled) result = { outcome: 'cancelled' };
       if (result.outcome !== 'succeeded') {
         try {
           await spec.cleanup?.();
@@ -164,8 +189,62 @@ export function createJobsDomain(o: JobsOptions) {
       if (result.outcome === 'cancelled') return finish({ state: 'cancelled', last_error: null });
       return finish({ state: 'failed', last_error: result.error });
     })();
-    running.set(job.id, { control, done });
+    running.set(job.id, {
+      abort(grace) {
+        graceMs = grace;
+        controller.abort();
+      },
+      aborted: () => controller.signal.aborted,
+      done,
+    });
     return { job, done, cancel: () => cancelRunner(job.id) };
+  }
+
+  /**
+   * Runner steps as a job's work: each step's output goes to the log (and to
+   * onLine for progress); an abort ends the running step's process group.
+   */
+  function stepsWork(
+    spec: RunJobSpec,
+    log: (texts: string[], step: string | null) => void,
+    progress: (num: number, den: number) => void,
+  ): JobWork {
+    const steps = spec.steps!;
+    return async (ctx) => {
+      const control = new StepControl(killGraceMs);
+      const onAbort = () => void control.cancel(ctx.graceMs());
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      let current = 0;
+      const sink = {
+        step(name: string, index: number) {
+          current = index;
+          const r = logs.appendStep(ctx.job.id, { step: name, index, at: nowIso() });
+          const item = recordFrame(r.json, null);
+          hub.publishLog(ctx.job.id, { type: 'records', items: [item], end: r.end, frame: Buffer.from(item.frame) });
+        },
+        lines(texts: string[], stepName: string) {
+          log(texts, stepName);
+          for (const text of texts) {
+            const p = spec.onLine?.(text, steps[current]!, current);
+            if (p) progress(p.num, p.den);
+          }
+        },
+      };
+      let result: StepsOutcome;
+      try {
+        result = await runSteps(steps, sink, control);
+      } catch (err) {
+        result = { outcome: 'failed', error: `The runner failed: ${(err as Error).message}` };
+      } finally {
+        ctx.signal.removeEventListener('abort', onAbort);
+      }
+      if (result.outcome === 'failed') throw new Error(result.error);
+      if (result.outcome === 'cancelled') throw new Error('cancelled');
+      const data = spec.onSuccess ? await spec.onSuccess(store.get(ctx.job.id)!) : undefined;
+      // A cancel that came while onSuccess ran still cancels a runner job (cleanup runs).
+      if (control.cancelled) throw new Error('cancelled');
+      return data;
+    };
   }
 
   /** A runner job's progress from its line parser; out-of-range values are clamped or ignored. */
@@ -191,11 +270,11 @@ export function createJobsDomain(o: JobsOptions) {
       const now = nowIso();
       return announce(store.change(id, (r) => ({ ...r, state: 'cancelled', cancel_requested_at: now, updated_at: now, finished_at: now })));
     }
-    if (!live.control.cancelled) {
+    if (!live.aborted()) {
       const now = nowIso();
       announce(store.change(id, (row) => ({ ...row, cancel_requested_at: now, updated_at: now })));
     }
-    void live.control.cancel(graceMs);
+    live.abort(graceMs);
     return live.done;
   }
 

@@ -1,5 +1,5 @@
 export { createJobsDomain, INTERRUPTED_MESSAGE } from './domain';
-export type { JobsDomain, JobsOptions, RunHandle, RunJobSpec } from './domain';
+export type { JobContext, JobsDomain, JobsOptions, JobWork, RunHandle, RunJobSpec } from './domain';
 export type { RunStep } from './runner';
 export type { JobRow } from './store';
 export { jobJson, JOBS_SQL } from './store';

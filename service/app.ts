@@ -95,7 +95,7 @@ export function createService(options: ServiceOptions): Service {
   const sessions = createSessionsStore(db, studios);
   const gallery = createGalleryStore(db, { assets: assets.store, sessions });
   for (const source of gallery.referenceSources()) assets.store.addReferenceSource(source);
-  const timeline = createTimeline(db, { assets, editor, media });
+  const timeline = createTimeline(db, { assets, editor, media, jobs, gallery });
   for (const source of timeline.store.referenceSources()) assets.store.addReferenceSource(source);
   for (const source of options.assetReferenceSources ?? []) assets.store.addReferenceSource(source({ db, assets: assets.store }));
 
@@ -107,7 +107,7 @@ export function createService(options: ServiceOptions): Service {
     ...assetRoutes(assets),
     ...galleryRoutes({ gallery, assets: assets.store, cursors }),
     ...jobRoutes({ jobs, cursors }),
-    ...timelineRoutes({ store: timeline.store, ops: timeline.ops, cursors }),
+    ...timelineRoutes({ store: timeline.store, ops: timeline.ops, exporter: timeline.exporter, jobs, cursors }),
   ];
 
   let port = 0;

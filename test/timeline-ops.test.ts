@@ -51,6 +51,7 @@ before(() => {
           resolve(probed);
         };
       }),
+    clipAssets: () => Promise.reject(new Error('not used by these tests')),
   };
   const editor = { openTimeline: () => ({ opened: true as const, surface: '' }) };
   ops = createTimelineOps({ store, assets, probes, editor });

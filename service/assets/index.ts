@@ -5,3 +5,5 @@ export type { AssetReferenceSource, AssetsStore, AssetView } from './store';
 export { assetRoutes } from './routes';
 export { ASSET_KINDS } from './schema';
 export type { AssetKind } from './schema';
+export { sanitizeFilename } from './filename';
+export { removeQuietly } from './blobs';

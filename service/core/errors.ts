@@ -125,6 +125,9 @@ export class ApiError extends Error {
   static invalidTimeline(message: string, clips: { track: string | null; index: number; reason: string }[] = []): ApiError {
     return new ApiError(422, 'invalid_timeline', message, { clips });
   }
+  static alreadyExporting(jobId: string): ApiError {
+    return new ApiError(409, 'already_exporting', 'This sequence is being exported already; wait for that export to end, or cancel it.', { job: jobId });
+  }
   static noTimeline(): ApiError {
     return new ApiError(409, 'no_timeline', 'You have no sequence to append to: create one first, or give timeline_id.');
   }

@@ -6,3 +6,4 @@ export { jobJson, JOBS_SQL } from './store';
 export { jobRoutes } from './routes';
 export { JOB_KINDS, JOB_STATES, type JobKind, type JobState } from './states';
 export { splitCommand, CommandSyntaxError } from './argv';
+export { job as jobSchema, jobPage as jobPageSchema } from './schema';

@@ -1,7 +1,7 @@
 import type { AssetsDomain } from '../assets';
 import { ApiError } from '../core/errors';
 import { checkIfMatch, type IfMatch } from '../core/etag';
-import { ProbeError, requireTool } from '../media';
+import { ProbeError } from '../media';
 import type { MediaProbe } from '../media/types';
 import {
   assetIdsOf,
@@ -9,7 +9,6 @@ import {
   layOut,
   trackEnd,
   trackKind,
-  UNREADABLE,
   withTargetDefaults,
   type AssetFacts,
   type AssetLookup,
@@ -17,7 +16,7 @@ import {
   type TimelineDoc,
 } from './document';
 import { planExport, videoClips, type ClipSource, type ExportPlan } from './plan';
-import type { Probes } from './probes';
+import { invalidClips, type Probes } from './probes';
 import { LIMITS, type Target, type ClipIn, type ExportPreset, type TimelineAppend, type TimelineCreate, type TimelineUpdate, type TracksIn } from './schema';
 import { docOf, type TimelineRow, type TimelineStore } from './store';
 
@@ -185,43 +184,14 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
   async function probeSources(ownerId: string, doc: TimelineDoc): Promise<Map<string, ClipSource>> {
     const clips = videoClips(doc);
     if (clips.length === 0) throw ApiError.invalidTimeline('The sequence has no video clip; add one before planning an export.');
-    requireTool('ffprobe');
-    const sources = new Map<string, ClipSource>();
-    const failed = new Map<string, string>();
-    // Every file at once: the media module runs a few probes at a time and queues the rest.
-    await Promise.all(
-      [...new Set(clips.map((c) => c.asset_id))].map(async (assetId) => {
-        const view = assets.store.view(ownerId, assetId);
-        if (!view || view.reclaimed_at !== null) return void failed.set(assetId, `${UNREADABLE}: ${assetId}`);
-        if (view.kind !== 'video') return void sources.set(assetId, { kind: view.kind, probe: null });
-        try {
-          const probe = await probes.probe(view);
-          if (!probe.video) failed.set(assetId, 'has no video stream that ffprobe can find');
-          else sources.set(assetId, { kind: view.kind, probe });
-        } catch (err) {
-          if (!(err instanceof ProbeError)) throw err;
-          failed.set(assetId, `could not be probed: ${err.message}`);
-        }
-      }),
-    );
-    if (failed.size > 0) {
-      throw invalid(clips.filter((c) => failed.has(c.asset_id)).map((c) => ({ track: c.track, index: c.index, reason: failed.get(c.asset_id)! })));
-    }
-    return sources;
+    const found = await probes.clipAssets(ownerId, clips);
+    return new Map([...found].map(([id, a]) => [id, { kind: a.view.kind, probe: a.probe }]));
   }
 }
 
 export type TimelineOps = ReturnType<typeof createTimelineOps>;
 
-/** At most this many problems are listed in `details.clips`. */
-const MAX_PROBLEMS = 100;
-
-function invalid(problems: ClipProblem[], prefix = ''): ApiError {
-  const first = problems[0];
-  const where = first ? (first.track ? `Clip ${first.index} on ${first.track}` : `Clip ${first.index}`) : 'The sequence';
-  const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''}; see details.clips)` : '';
-  return ApiError.invalidTimeline(`${prefix}${where} ${first?.reason ?? 'is not valid'}${more}.`, problems.slice(0, MAX_PROBLEMS));
-}
+const invalid = invalidClips;
 
 function throwNoTimeline(): never {
   throw ApiError.noTimeline();

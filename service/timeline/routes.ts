@@ -3,9 +3,13 @@ import { ApiError } from '../core/errors';
 import { checkIfMatch } from '../core/etag';
 import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagination';
 import { IF_MATCH_HEADER, route, type Route } from '../core/route';
+import { jobJson, jobPageSchema, jobSchema, type JobsDomain } from '../jobs';
+import type { Exporter } from './export';
 import type { TimelineOps } from './operations';
 import {
+  exportParams,
   exportPlan,
+  exportRequest,
   idParams,
   listQuery,
   planQuery,
@@ -29,11 +33,14 @@ import type { RevisionRow, TimelineRow, TimelineStore, Viewer } from './store';
  *   GET    /timeline/{id}/revisions      the replaced documents, newest first (100 kept)
  *   POST   /timeline/{id}:revert         write an earlier revision forward (If-Match required)
  *   GET    /timeline/{id}:plan           copy or conform, with a reason per video clip
+ *   POST   /timeline/{id}:export         start the export job (202); one at a time per sequence
+ *   GET    /timeline/{id}/exports        the sequence's export jobs, newest first
+ *   POST   /timeline/{id}/exports/{job}:cancel   end a running export (204 once it is cancelled)
  *   POST   /timeline/{id}:open           show it on every connected editor page
  *   POST   /timeline:append              one asset at the end of a track
  */
-export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; cursors: CursorCodec }): Route[] {
-  const { store, ops, cursors } = deps;
+export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; exporter: Exporter; jobs: JobsDomain; cursors: CursorCodec }): Route[] {
+  const { store, ops, exporter, jobs, cursors } = deps;
   const viewerOf = (principal: Principal): Viewer => ({
     studioId: principal.studioId,
     readAll: principal.capabilities.has('gallery.read_all'),
@@ -166,6 +173,57 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; c
       errors: [400, 404, 422, 501],
       async handle({ seen, query }) {
         return { status: 200, body: await ops.plan(seen, query.preset ?? 'auto') };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/timeline/{id}:export',
+      summary: 'Export a sequence to an MP4 file',
+      description:
+        'Starts an export job (kind `export`): video by stream copy when the plan allows and the preset agrees, else encoded ' +
+        '(H.264 + AAC); sound is always encoded once. On success the file becomes an asset and a gallery item with `timeline_id`.',
+      capability: 'timeline',
+      params: idParams,
+      visible: own,
+      body: exportRequest,
+      success: { status: 202, description: 'The export Job', schema: jobSchema },
+      errors: [400, 404, 409, 413, 422, 501],
+      async handle({ seen, body }) {
+        return { status: 202, rawJson: jobJson(await exporter.start(seen, body)) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/timeline/{id}/exports',
+      summary: "List a sequence's exports",
+      description: 'Its export jobs, newest first (the same jobs appear in `/jobs` for studios holding `jobs`).',
+      capability: 'timeline',
+      params: idParams,
+      query: listQuery,
+      visible: readable,
+      success: { status: 200, description: 'JobPage', schema: jobPageSchema },
+      errors: [400, 404],
+      handle({ params, query }) {
+        const limit = query.limit ?? DEFAULT_LIMIT;
+        const binding = `timeline-exports\n${params.id}`;
+        const after = query.cursor === undefined ? null : idOf(cursors.decode(binding, query.cursor));
+        const rows = jobs.store.list({ timelineId: params.id }, after, limit + 1);
+        return { status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.id], jobJson)) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/timeline/{id}/exports/{job}:cancel',
+      summary: 'Cancel an export',
+      description: 'Ends the export: ffmpeg\'s process group is stopped and the partial file removed; answers once the job is `cancelled`.',
+      capability: 'timeline',
+      params: exportParams,
+      visible: own,
+      success: { status: 204, description: 'Cancelled' },
+      errors: [404, 409],
+      async handle({ seen, params }) {
+        await exporter.cancel(seen, params.job);
+        return { status: 204 };
       },
     }),
     route({

@@ -199,6 +199,17 @@ export const exportPlan = z.object({
     }),
   ),
 });
+export const exportRequest = z.strictObject({
+  preset: z.enum(EXPORT_PRESETS).optional().meta({ description: '`auto` (default): copy when the plan allows, else conform; `copy`: copy or 422; `h264`: always conform.' }),
+  filename: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .meta({ description: 'Library file name of the output; `.mp4` is added unless it ends so. Default: the sequence name + `.mp4`.' }),
+});
+export type ExportRequest = z.infer<typeof exportRequest>;
+export const exportParams = z.strictObject({ id, job: id });
 export const timelineOpened = z.object({ opened: z.literal(true), surface: z.string() });
 
 export const idParams = z.strictObject({ id });

@@ -85,6 +85,8 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
     ),
     clearAssets: db.prepare('DELETE FROM timeline_assets WHERE timeline_id = ?'),
     addAsset: db.prepare('INSERT INTO timeline_assets (timeline_id, asset_id) VALUES (?, ?)'),
+    holdForExport: db.prepare('INSERT OR IGNORE INTO export_assets (job_id, asset_id) VALUES (?, ?)'),
+    releaseExport: db.prepare('DELETE FROM export_assets WHERE job_id = ?'),
     probe: db.prepare<[string, number], { probe: string }>('SELECT probe FROM media_probes WHERE sha256 = ? AND version = ?'),
     putProbe: db.prepare(
       `INSERT INTO media_probes (sha256, version, probe, probed_at) VALUES (?, ?, ?, ?)
@@ -99,6 +101,9 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
     for (const assetId of ids) stmts.addAsset.run(id, assetId);
     deps.assets.noteReferenced(ids, at);
   };
+
+  // No export outlives the process that ran it: what a crash left held is released.
+  db.exec('DELETE FROM export_assets');
 
   const store = {
     get(id: string): TimelineRow | null {
@@ -191,7 +196,21 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
 
     /** Clips of live sequences' current documents hold their assets against reclaim. */
     referenceSources(): AssetReferenceSource[] {
-      return [{ name: 'sequence clips', liveSql: 'SELECT asset_id FROM timeline_assets' }];
+      return [
+        { name: 'sequence clips', liveSql: 'SELECT asset_id FROM timeline_assets' },
+        { name: 'running exports', liveSql: 'SELECT asset_id FROM export_assets' },
+      ];
+    },
+
+    /** A running export's assets stay out of reclaim until release. */
+    holdForExport(jobId: string, assetIds: readonly string[]): void {
+      db.transaction(() => {
+        for (const id of assetIds) stmts.holdForExport.run(jobId, id);
+      }).immediate();
+    },
+
+    releaseExport(jobId: string): void {
+      stmts.releaseExport.run(jobId);
     },
   };
   return store;

@@ -214,8 +214,9 @@ export function frameDifference(a: Buffer, b: Buffer): number {
 /** ffmpeg's volumedetect over [from, to) of the audio: mean and max in dB (-Infinity for none). */
 export function loudness(file: string, from: number, to: number): { mean: number; max: number } {
   const bin = tool('ffmpeg');
-  // volumedetect reports at log level info, on stderr.
-  const args = ['-hide_banner', '-nostats', '-nostdin', '-i', `file:${file}`, '-ss', String(from), '-t', String(to - from), '-map', '0:a:0', '-af', 'volumedetect', '-f', 'null', '-'];
+  // volumedetect reports at log level info, on stderr. The cut is made in the graph: an
+  // output -ss/-t would drop frames only after the filter had seen them all.
+  const args = ['-hide_banner', '-nostats', '-nostdin', '-i', `file:${file}`, '-map', '0:a:0', '-af', `atrim=start=${from}:end=${to},volumedetect`, '-f', 'null', '-'];
   const r = spawnSync(bin, args, { encoding: 'utf8', timeout: 60_000 });
   assert.equal(r.status, 0, r.stderr);
   const db = (name: string) => {

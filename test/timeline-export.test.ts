@@ -59,12 +59,14 @@ const timelines: Record<string, any> = {};
 
 function makeFixtures(): Record<string, 'video' | 'image' | 'audio'> {
   const f = (name: string) => (files[name.replace(/\..*$/, '')] = join(dir, name));
-  // Copy: two different pictures with identical settings, each with AAC sound.
-  makeVideo(f('a.mp4'), { seconds: 1, audio: true });
-  ffmpeg([
-    ...['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000'],
-    ...['-map', '0:v', '-map', '1:a', '-c:a', 'aac', '-b:a', '64k', '-t', '1', ...X264, f('b.mp4')],
-  ]);
+  // Copy: two different pictures with identical settings, each with AAC sound that runs
+  // 0.2 s past the picture (as a camera's may), so a file's length is not its picture's.
+  for (const [name, source] of [['a.mp4', 'testsrc'], ['b.mp4', 'testsrc2']]) {
+    ffmpeg([
+      ...['-f', 'lavfi', '-i', `${source}=size=320x180:rate=25:duration=1`, '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=1.2'],
+      ...['-map', '0:v', '-map', '1:a', '-c:a', 'aac', '-b:a', '64k', ...X264, f(name!)],
+    ]);
+  }
   makeAudio(f('tone.wav'), { seconds: 1 });
   // Conform: no sound in the video sources, so silence is the A tracks' doing.
   ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=320x180:rate=25', '-t', '2', ...X264, f('long.mp4')]);
@@ -393,7 +395,7 @@ describe('conform: trim, image, gap, other size and rate, crossfade, hold, two s
     assert.ok(Math.abs(packets - 6.2 * 25) <= 1, `${packets} frames for 6.2 s at 25 fps`);
   });
 
-  test('the picture: the trim starts 0.2 s in, the gap is black, the hold holds', () => {
+  test('the picture: the trim starts 0.2 s in, the gap is black, the crossfade blends, the hold holds', () => {
     assert.ok(frameMean(out.file, 0.5) > 40, 'a picture where a clip plays');
     for (const t of [2.1, 2.3, 2.5]) {
       const mean = frameMean(out.file, t);
@@ -403,10 +405,19 @@ describe('conform: trim, image, gap, other size and rate, crossfade, hold, two s
     const first = frameGray(out.file, 0);
     const [before, at, after] = [0.16, 0.2, 0.24].map((t) => frameDifference(first, frameGray(files.long!, t)));
     assert.ok(at! < before! / 2 && at! < after! / 2, `differences from the source at 0.16, 0.2, 0.24 s: ${before}, ${at}, ${after}`);
+    // The crossfade: in the middle of the clip's first 0.4 s (from 3.6 s) its picture is blended with
+    // the clip before; once the fade is over it is the clip's own.
+    const own = (t: number) => frameDifference(frameGray(out.file, t), frameGray(files.fps30!, t - 3.6));
+    const [fading, faded] = [own(3.8), own(4.2)];
+    assert.ok(fading > 2 && fading > 3 * faded, `difference from the clip's own picture mid-fade ${fading}, after ${faded}`);
     // The last clip plays its 1 s source from 4.6 s, then holds its last frame until 6.2 s.
     const moving = frameDifference(frameGray(out.file, 4.7), frameGray(out.file, 5.4));
     const held = frameDifference(frameGray(out.file, 5.7), frameGray(out.file, 6.1));
     assert.ok(held < 1.5 && moving > 3 * held, `held ${held}, playing ${moving}`);
+    // What is held is the source's last frame (at 0.96 s of its 1 s), not black or an earlier one.
+    const last = frameGray(out.file, 6.1);
+    const [earlier, end] = [0.8, 0.96].map((t) => frameDifference(last, frameGray(files.held!, t)));
+    assert.ok(end! < earlier! / 2, `the held frame differs from the source's at 0.96 s by ${end}, at 0.8 s by ${earlier}`);
   });
 
   test('the sound: each A clip sounds where it plays, silence in the gap where none does', () => {

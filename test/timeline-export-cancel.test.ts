@@ -8,6 +8,7 @@ import {
   blobPath,
   blobs,
   ffmpegWrapper,
+  freshConnections,
   JOB_KEYS,
   processesMentioning,
   tmpEntries,
@@ -86,6 +87,7 @@ async function assertNothingLeft(seq: string, blobsBefore: string[]): Promise<vo
 
 before(async () => {
   requireFfmpeg();
+  freshConnections();
   dir = tempDir('backlot-export-cancel-');
   files.a = makeVideo(join(dir, 'a.mp4'), { seconds: 2 });
   files.b = makeVideo(join(dir, 'b.mp4'), { seconds: 1, crf: 30 });

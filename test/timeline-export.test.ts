@@ -8,6 +8,7 @@ import { upload } from './helpers/assets';
 import {
   downloadAsset,
   ffmpegWrapper,
+  freshConnections,
   frameDifference,
   frameGray,
   frameMean,
@@ -180,6 +181,7 @@ const sha256 = (file: string) => createHash('sha256').update(readFileSync(file))
 
 before(async () => {
   requireFfmpeg();
+  freshConnections();
   dir = tempDir('backlot-export-');
   const kinds = makeFixtures();
   wrapper = ffmpegWrapper(dir);

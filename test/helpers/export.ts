@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import { toolPath } from '../../service/media';
 import { getAsset } from './assets';
@@ -49,6 +50,16 @@ function run(bin: string, args: string[], maxBuffer = 64 * 1024 * 1024): Buffer 
     const stderr = (err as { stderr?: Buffer }).stderr?.toString() ?? '';
     throw new Error(`${bin} ${JSON.stringify(args)} failed: ${stderr || String(err)}`);
   }
+}
+
+/**
+ * Node 20's default agent keeps connections alive and reuses an idle one; the
+ * service closes idle ones after 5 s, so a request sent after a few seconds of
+ * ffprobe work can meet a socket closing under it ('socket hang up'). These
+ * tests open a connection per request.
+ */
+export function freshConnections(): void {
+  http.globalAgent = new http.Agent({ keepAlive: false });
 }
 
 /** Polls GET /jobs/{id} (capability jobs) until the job has finished; returns it. */

@@ -222,7 +222,8 @@ before(async () => {
   });
   timelines.trimmed = await createSequence(t, { clips: [{ asset_id: id('a'), duration: 0.6 }] });
   timelines.whole = await createSequence(t, { clips: [{ asset_id: id('b') }] });
-  timelines.doomed = await createSequence(t, { name: 'deleted while running', clips: [{ asset_id: id('b') }] });
+  // No sound anywhere (its one source has none): the output still carries an AAC track, silent.
+  timelines.doomed = await createSequence(t, { name: 'deleted while running', clips: [{ asset_id: id('held') }] });
   const ids: Record<string, string> = {};
   for (const [name, tl] of Object.entries(timelines)) ids[name] = tl.id;
   ids.empty = (await createSequence(t, {})).id;
@@ -332,7 +333,7 @@ describe('copy: whole H.264 clips with identical settings at a matching target',
       await log.waitFor((m) => m.event === 'end');
       const lines = log.events.filter((m) => m.event === 'line').map((m) => JSON.parse(m.data).text as string);
       assert.ok(lines.length >= 2, `ffmpeg's output is in the log: ${JSON.stringify(lines)}`);
-      assert.match(lines[0]!, /ffmpeg/);
+      assert.match(lines[0]!, /ffmpeg.* -i /);
       assert.equal(JSON.parse(log.events.find((m) => m.event === 'end')!.data).state, 'succeeded');
     } finally {
       log.close();
@@ -588,7 +589,7 @@ describe('while an export runs', () => {
     }
   });
 
-  test('a sequence deleted while its export runs: the export completes and its item keeps timeline_id', async () => {
+  test('a sequence deleted while its export runs (one without sound): the export completes, its item keeps timeline_id, its sound is silence', async () => {
     writeFileSync(wrapper.gate, '');
     let job: any;
     try {
@@ -604,6 +605,9 @@ describe('while an export runs', () => {
     assert.equal(item.json.timeline_id, env.ids.doomed);
     assert.equal(item.json.title, 'deleted while running');
     assert.equal((await alpha.get(`/timeline/${env.ids.doomed}/exports`)).status, 404);
-    assertOutput(await output(done, 'doomed'), timelines.doomed);
+    const out = await output(done, 'doomed');
+    assertOutput(out, timelines.doomed);
+    const sound = loudness(out.file, 0, timelines.doomed.duration);
+    assert.ok(sound.max < -80, `a sequence without sound exports silence: ${JSON.stringify(sound)}`);
   });
 });

@@ -132,7 +132,7 @@ export function createExporter(deps: ExporterDeps) {
       let lastError = '';
       const result = await runTool('ffmpeg', render.args, {
         signal: ctx.signal,
-        graceMs: ctx.graceMs(),
+        graceMs: ctx.graceMs,
         maxStdoutBytes: PROGRESS_BYTES,
         onStdoutLine(line) {
           const ms = progressMs(line, render.durationMs);

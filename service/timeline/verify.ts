@@ -23,9 +23,9 @@ export function progressMs(line: string, totalMs: number): number | null {
   return Math.min(ms, totalMs);
 }
 
-/** Whether a line is part of ffmpeg's `-progress` blocks (kept out of the job's log). */
+/** Whether a line is part of ffmpeg's `-progress` blocks, `key=value` (kept out of the job's log; `speed= 27x` has a space). */
 export function isProgressLine(line: string): boolean {
-  return /^[a-z_0-9]+=\S*$/.test(line);
+  return /^[a-z][a-z_0-9]*=/.test(line);
 }
 
 /**

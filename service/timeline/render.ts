@@ -238,7 +238,7 @@ export function planRender(req: RenderRequest): RenderPlan {
         graph.push(`[${index}:v:0]${fit},loop=loop=${count - 1}:size=1:start=0,setpts=N*${fps.den}/(${fps.num}*TB),trim=end_frame=${count}[${out}]`);
       } else {
         graph.push(
-          `[${index}:v:0]setpts=PTS-STARTPTS,fps=${fps.num}/${fps.den},${fit},` +
+          `[${index}:v:0]setpts=PTS-STARTPTS,${prepare(source)}fps=${fps.num}/${fps.den},${fit},` +
             `tpad=stop=${count}:stop_mode=clone,trim=end_frame=${count},setpts=PTS-STARTPTS[${out}]`,
         );
       }
@@ -376,6 +376,19 @@ export function planRender(req: RenderRequest): RenderPlan {
       seconds,
     },
   };
+}
+
+/**
+ * Filters a video source needs before rate conversion and fitting: interlaced
+ * frames are deinterlaced (one frame per frame), and non-square pixels are
+ * made square so the picture keeps its shape when it is fitted.
+ */
+function prepare(source: RenderSource): string {
+  const video = source.probe?.video;
+  let filters = '';
+  if (video?.field_order && video.field_order !== 'progressive') filters += 'yadif=mode=send_frame,';
+  if (video?.sar && video.sar !== '1:1') filters += 'scale=trunc(iw*sar/2)*2:ih,setsar=1,';
+  return filters;
 }
 
 /** An image, or a video file that is one still picture: looped for its frame count. */

@@ -157,6 +157,11 @@ export function planRender(req: RenderRequest): RenderPlan {
     }
   }
 
+  // The picture: every frame the sequence covers, or on the copy path exactly V1's clips (the plan
+  // lets sound run on past them by less than half a frame).
+  const videoFrames =
+    req.path === 'copy' ? (doc.tracks.V1 ?? []).reduce((end, c) => Math.max(end, toUnits(c.start, fps) + toUnits(c.duration, fps)), 0) : frames;
+
   const inputs: string[][] = [];
   const graph: string[] = [];
   /** Length of each piece of a track (frames or samples), for crossfade offsets. */
@@ -359,21 +364,21 @@ export function planRender(req: RenderRequest): RenderPlan {
     '-map_metadata', '-1', '-map_chapters', '-1',
     '-movflags', '+faststart', '-f', 'mp4', `file:${req.output}`,
   ];
-  const seconds = Math.max(frames * Number(fps.den) / Number(fps.num), samples / Number(sr.num));
+  const secondsOf = (videoUnits: number) => Math.max((videoUnits * Number(fps.den)) / Number(fps.num), samples / Number(sr.num));
   const files = [{ path: req.graphFile, text: graph.join(';\n') + '\n' }];
   if (copy) files.push({ path: req.listFile, text: listLines.join('\n') + '\n' });
   return {
     args,
     files,
-    durationMs: Math.round(seconds * 1000),
+    durationMs: Math.round(secondsOf(frames) * 1000),
     expect: {
       width: W,
       height: H,
       fps,
       sampleRate: doc.target.sample_rate,
       videoCodec: copy ? (firstVideo?.codec ?? 'h264') : 'h264',
-      videoSeconds: (frames * Number(fps.den)) / Number(fps.num),
-      seconds,
+      videoSeconds: (videoFrames * Number(fps.den)) / Number(fps.num),
+      seconds: secondsOf(videoFrames),
     },
   };
 }

@@ -32,8 +32,8 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Ends the group when aborted; the result then has `aborted`. */
   signal?: AbortSignal;
-  /** SIGTERM-to-SIGKILL grace, default 2000 ms. */
-  graceMs?: number;
+  /** SIGTERM-to-SIGKILL grace, default 2000 ms; a function is asked when the group is ended (a stop may shorten it). */
+  graceMs?: number | (() => number);
   /** Bytes of stdout kept (default 8 MiB); past it `stdoutTruncated`. */
   maxStdoutBytes?: number;
   /** Bytes of stderr kept (default 256 KiB); past it `stderrTruncated`. */
@@ -142,7 +142,10 @@ export function runTool(tool: MediaTool, args: readonly string[], options: RunOp
 
 function start(tool: MediaTool, argv: string[], options: RunOptions): Promise<RunResult> {
   const [program, ...args] = argv as [string, ...string[]];
-  const graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+  const graceMs = () => {
+    const given = options.graceMs ?? DEFAULT_GRACE_MS;
+    return typeof given === 'function' ? given() : given;
+  };
   let resolveRun!: (r: RunResult) => void;
   let rejectRun!: (e: Error) => void;
   const settled = new Promise<RunResult>((res, rej) => {
@@ -184,7 +187,7 @@ function start(tool: MediaTool, argv: string[], options: RunOptions): Promise<Ru
     if (stopping) return;
     stopping = true;
     if (process.platform === 'win32') child.kill();
-    else ending = endGroup(pid, graceMs);
+    else ending = endGroup(pid, graceMs());
   };
   const timer =
     options.timeoutMs !== undefined

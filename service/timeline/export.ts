@@ -88,7 +88,7 @@ export function createExporter(deps: ExporterDeps) {
           kind: 'export',
           title: `Export of "${doc.name}"`,
           timelineId: row.id,
-          work: (ctx) => render_(ctx, { row, doc, render, files, filename, params }),
+          work: (ctx) => runExport(ctx, { row, doc, render, files, filename, params }),
         });
         active.set(row.id, handle.job.id);
         // As it stands once its work began (progress_den set), not as first inserted.
@@ -107,7 +107,7 @@ export function createExporter(deps: ExporterDeps) {
     },
   };
 
-  async function render_(
+  async function runExport(
     ctx: JobContext,
     o: {
       row: TimelineRow;
@@ -132,7 +132,7 @@ export function createExporter(deps: ExporterDeps) {
       let lastError = '';
       const result = await runTool('ffmpeg', render.args, {
         signal: ctx.signal,
-        graceMs: ctx.graceMs(),
+        graceMs: ctx.graceMs,
         maxStdoutBytes: PROGRESS_BYTES,
         onStdoutLine(line) {
           const ms = progressMs(line, render.durationMs);

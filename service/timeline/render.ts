@@ -157,6 +157,11 @@ export function planRender(req: RenderRequest): RenderPlan {
     }
   }
 
+  // The picture: every frame the sequence covers, or on the copy path exactly V1's clips (the plan
+  // lets sound run on past them by less than half a frame).
+  const videoFrames =
+    req.path === 'copy' ? (doc.tracks.V1 ?? []).reduce((end, c) => Math.max(end, toUnits(c.start, fps) + toUnits(c.duration, fps)), 0) : frames;
+
   const inputs: string[][] = [];
   const graph: string[] = [];
   /** Length of each piece of a track (frames or samples), for crossfade offsets. */
@@ -238,7 +243,7 @@ export function planRender(req: RenderRequest): RenderPlan {
         graph.push(`[${index}:v:0]${fit},loop=loop=${count - 1}:size=1:start=0,setpts=N*${fps.den}/(${fps.num}*TB),trim=end_frame=${count}[${out}]`);
       } else {
         graph.push(
-          `[${index}:v:0]setpts=PTS-STARTPTS,fps=${fps.num}/${fps.den},${fit},` +
+          `[${index}:v:0]setpts=PTS-STARTPTS,${prepare(source)}fps=${fps.num}/${fps.den},${fit},` +
             `tpad=stop=${count}:stop_mode=clone,trim=end_frame=${count},setpts=PTS-STARTPTS[${out}]`,
         );
       }
@@ -359,23 +364,36 @@ export function planRender(req: RenderRequest): RenderPlan {
     '-map_metadata', '-1', '-map_chapters', '-1',
     '-movflags', '+faststart', '-f', 'mp4', `file:${req.output}`,
   ];
-  const seconds = Math.max(frames * Number(fps.den) / Number(fps.num), samples / Number(sr.num));
+  const secondsOf = (videoUnits: number) => Math.max((videoUnits * Number(fps.den)) / Number(fps.num), samples / Number(sr.num));
   const files = [{ path: req.graphFile, text: graph.join(';\n') + '\n' }];
   if (copy) files.push({ path: req.listFile, text: listLines.join('\n') + '\n' });
   return {
     args,
     files,
-    durationMs: Math.round(seconds * 1000),
+    durationMs: Math.round(secondsOf(frames) * 1000),
     expect: {
       width: W,
       height: H,
       fps,
       sampleRate: doc.target.sample_rate,
       videoCodec: copy ? (firstVideo?.codec ?? 'h264') : 'h264',
-      videoSeconds: (frames * Number(fps.den)) / Number(fps.num),
-      seconds,
+      videoSeconds: (videoFrames * Number(fps.den)) / Number(fps.num),
+      seconds: secondsOf(videoFrames),
     },
   };
+}
+
+/**
+ * Filters a video source needs before rate conversion and fitting: interlaced
+ * frames are deinterlaced (one frame per frame), and non-square pixels are
+ * made square so the picture keeps its shape when it is fitted.
+ */
+function prepare(source: RenderSource): string {
+  const video = source.probe?.video;
+  let filters = '';
+  if (video?.field_order && video.field_order !== 'progressive') filters += 'yadif=mode=send_frame,';
+  if (video?.sar && video.sar !== '1:1') filters += 'scale=trunc(iw*sar/2)*2:ih,setsar=1,';
+  return filters;
 }
 
 /** An image, or a video file that is one still picture: looped for its frame count. */

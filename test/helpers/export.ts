@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { toolPath } from '../../service/media';
@@ -18,7 +18,7 @@ import { alive } from './processes';
 
 type Client = ReturnType<typeof client>;
 
-export const FINISHED = ['succeeded', 'failed', 'cancelled'];
+const FINISHED = ['succeeded', 'failed', 'cancelled'];
 export const JOB_KEYS = [
   'cancel_requested_at',
   'created_at',
@@ -319,9 +319,4 @@ export function ffmpegWrapper(dir: string): { path: string; gate: string; mode: 
     mode,
     pids: () => (existsSync(pidFile) ? readFileSync(pidFile, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []),
   };
-}
-
-/** Size of a file, 0 when it does not exist. */
-export function sizeOf(file: string): number {
-  return existsSync(file) ? statSync(file).size : 0;
 }

@@ -16,14 +16,13 @@ import {
   loudness,
   probeFile,
   rate,
-  topLevelBoxes,
   videoPackets,
   waitForJob,
   type Probe,
   type ProbeStream,
 } from './helpers/export';
 import { client, send, type HttpResponse } from './helpers/http';
-import { ffmpeg, makeAudio, makeImage, makeVideo, requireFfmpeg } from './helpers/media';
+import { ffmpeg, makeAudio, makeImage, makeVideo, requireFfmpeg, topLevelBoxes } from './helpers/media';
 import { runScenarios, type ScenarioEnv } from './helpers/scenario';
 import { startService, tempDir, type TestService } from './helpers/service';
 import { openSse } from './helpers/sse';

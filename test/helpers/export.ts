@@ -157,26 +157,6 @@ export function videoPackets(file: string): Packet[] {
   }));
 }
 
-/** Types of the top-level MP4 boxes, in file order (`ftyp`, `moov`, `mdat` ...). */
-export function topLevelBoxes(file: string): string[] {
-  const data = readFileSync(file);
-  const types: string[] = [];
-  for (let at = 0; at + 8 <= data.length; ) {
-    let size = data.readUInt32BE(at);
-    let header = 8;
-    if (size === 1) {
-      size = Number(data.readBigUInt64BE(at + 8));
-      header = 16;
-    } else if (size === 0) {
-      size = data.length - at;
-    }
-    if (size < header) throw new Error(`bad box size ${size} at ${at} in ${file}`);
-    types.push(data.toString('latin1', at + 4, at + 8));
-    at += size;
-  }
-  return types;
-}
-
 /** A number of the form `25/1` or `30000/1001`. */
 export function rate(text: string): number {
   const [n, d] = text.split('/').map(Number);

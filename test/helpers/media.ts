@@ -132,6 +132,12 @@ export function setTrackRotation(file: string, clockwise: 0 | 90 | 180 | 270): v
   writeFileSync(file, data);
 }
 
+/** Types of the top-level MP4 boxes, in file order (`ftyp`, `moov`, `mdat` ...). */
+export function topLevelBoxes(file: string): string[] {
+  const data = readFileSync(file);
+  return boxes(data, 0, data.length).map((b) => b.type);
+}
+
 interface Box {
   type: string;
   body: number;

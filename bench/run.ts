@@ -1,5 +1,6 @@
 import { interruptBench } from './harness';
 import { runAssetsBench } from './assets';
+import { runExportBench } from './export';
 import { runGalleryBench } from './gallery';
 import { runJobsBench } from './jobs';
 import { runKvBench } from './kv';
@@ -8,6 +9,7 @@ import { runRecordsBench } from './records';
 /** `node dist/bench/run.js NAME`: exit 0 done, 1 the bench broke, 2 no or unknown NAME. */
 const BENCHES: Record<string, () => Promise<void>> = {
   assets: runAssetsBench,
+  export: runExportBench,
   gallery: runGalleryBench,
   jobs: runJobsBench,
   kv: runKvBench,

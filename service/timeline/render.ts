@@ -240,7 +240,9 @@ export function planRender(req: RenderRequest): RenderPlan {
         `pad=${W}:${H}:(ow-iw)/2:(oh-ih)/2:color=${padColor},setsar=1,format=${format}`;
       const out = next('v');
       if (isStill(source)) {
-        graph.push(`[${index}:v:0]${fit},loop=loop=${count - 1}:size=1:start=0,setpts=N*${fps.den}/(${fps.num}*TB),trim=end_frame=${count}[${out}]`);
+        // The time base of every piece is 1/fps (the fps filter's, the color source's): xfade refuses two
+        // inputs that differ, and an image comes with its demuxer's (1/25).
+        graph.push(`[${index}:v:0]${fit},loop=loop=${count - 1}:size=1:start=0,settb=${fps.den}/${fps.num},setpts=N,fps=${fps.num}/${fps.den},trim=end_frame=${count}[${out}]`);
       } else {
         graph.push(
           `[${index}:v:0]setpts=PTS-STARTPTS,${prepare(source)}fps=${fps.num}/${fps.den},${fit},` +

@@ -28,7 +28,7 @@ const CLIP_AUDIO = ['-c:a', 'aac', '-b:a', '128k', '-ar', '48000', '-ac', '2'];
 
 /** `.bench/export/<settings>/clip-NN.mp4`, made once (a temp name renamed into place) and reused. */
 export async function ensureClips(ffmpeg: string, root: string, f: Fixture): Promise<string[]> {
-  const dir = join(root, '.bench', 'export', `h264-${f.width}x${f.height}p${f.fps}-${f.seconds}s-v1`);
+  const dir = join(root, '.bench', 'export', `h264-${f.width}x${f.height}p${f.fps}-${f.seconds}s-v2`);
   mkdirSync(dir, { recursive: true });
   const files = Array.from({ length: f.count }, (_, i) => join(dir, `clip-${String(i).padStart(2, '0')}.mp4`));
   const missing = files.filter((file) => !existsSync(file));
@@ -43,12 +43,17 @@ export async function ensureClips(ffmpeg: string, root: string, f: Fixture): Pro
     if (existsSync(file)) continue;
     const tmp = `${file}.part`;
     const t0 = performance.now();
-    // One source for all (testsrc2: moving, detailed, cheap to draw), a different hue and tone per clip.
+    // One picture source for all (testsrc2: moving, detailed, cheap to draw), a different hue per clip. The
+    // sound is steady (pink noise under a tone, a seed and pitch per clip): sine beeps once a second made the
+    // AAC encoder's cost depend on where each clip's sound falls on its 1024-sample frames (2x), so a graph
+    // that trims each clip to its exact length encoded the same beeps at half the cost of one that did not.
     const picture = `testsrc2=size=${f.width}x${f.height}:rate=${f.fps}:duration=${f.seconds},hue=h=${(i * 36) % 360}`;
-    const sound = `sine=frequency=${220 + 55 * i}:beep_factor=${1 + (i % 4)}:sample_rate=${f.sampleRate}:duration=${f.seconds}`;
+    const noise = `anoisesrc=color=pink:amplitude=0.1:seed=${i + 1}:sample_rate=${f.sampleRate}:duration=${f.seconds}`;
+    const tone = `sine=frequency=${220 + 55 * i}:sample_rate=${f.sampleRate}:duration=${f.seconds}`;
     await runFfmpeg(ffmpeg, [
       '-hide_banner', '-nostdin', '-y', '-v', 'error',
-      '-f', 'lavfi', '-i', picture, '-f', 'lavfi', '-i', sound,
+      '-f', 'lavfi', '-i', picture, '-f', 'lavfi', '-i', noise, '-f', 'lavfi', '-i', tone,
+      '-filter_complex', '[1:a][2:a]amix=inputs=2:normalize=0[a]', '-map', '0:v', '-map', '[a]',
       '-t', String(f.seconds), ...CLIP_VIDEO, ...CLIP_AUDIO, '-f', 'mp4', `file:${tmp}`,
     ]);
     renameSync(tmp, file);

@@ -328,21 +328,27 @@ function report(r: {
   const verdict = (met: boolean) => (met ? 'met' : 'not met');
   const x = (v: number) => `${v.toFixed(2)}x`;
   console.log(`\nexport of ${r.seconds} s (seconds from POST to the job's succeeded event; hand-written: ffmpeg's run; median)`);
+  // CPU vs hand-written: the service's children (ffmpeg, and ffprobe of the output) plus its own Node CPU,
+  // over the hand-written ffmpeg's: the work done, which the machine's other load moves far less than time.
+  const cpuRatio = (svc: ServiceRun[], hand: Run[]) =>
+    x((median(svc.map((s) => s.childCpu)) + median(svc.map((s) => s.serverCpu))) / median(hand.map((h) => h.childCpu)));
+  const row = (name: string, runs: Run[], vsHand = ['', '', '', '']) =>
+    [name, secs(m(runs)), all(runs), cpu(runs), len(runs), ...vsHand, x(m(runs) / cat)];
   console.log(
     table(
-      ['variant', 'median s', 'runs', 'child CPU s', 'output s', 'vs hand-written', 'target', 'result', 'vs cat'],
+      ['variant', 'median s', 'runs', 'child CPU s', 'output s', 'vs hand-written', 'CPU vs hand', 'target', 'result', 'vs cat'],
       [
-        ['service copy (preset auto)', secs(m(r.copy.service)), all(r.copy.service), cpu(r.copy.service), len(r.copy.service), x(copyRatio), `<= ${TARGETS.copy}`, verdict(copyRatio <= TARGETS.copy), x(m(r.copy.service) / cat)],
-        ['hand-written copy', secs(m(r.copy.hand)), all(r.copy.hand), cpu(r.copy.hand), len(r.copy.hand), '', '', '', x(m(r.copy.hand) / cat)],
-        [`cat of the ${CLIPS} clips`, secs(cat), all(r.copy.cat), '', '', '', '', '', ''],
-        ['service conform (preset h264)', secs(m(r.conform.service)), all(r.conform.service), cpu(r.conform.service), len(r.conform.service), x(conformRatio), `<= ${TARGETS.conform}`, verdict(conformRatio <= TARGETS.conform), x(m(r.conform.service) / cat)],
-        ['hand-written conform', secs(m(r.conform.hand)), all(r.conform.hand), cpu(r.conform.hand), len(r.conform.hand), '', '', '', x(m(r.conform.hand) / cat)],
-        ['copy vs conform (service)', '', '', '', '', `${speedup.toFixed(0)}x faster`, `>= ${TARGETS.speedup}x`, verdict(speedup >= TARGETS.speedup), ''],
+        row('service copy (preset auto)', r.copy.service, [x(copyRatio), cpuRatio(r.copy.service, r.copy.hand), `<= ${TARGETS.copy}`, verdict(copyRatio <= TARGETS.copy)]),
+        row('hand-written copy', r.copy.hand),
+        [`cat of the ${CLIPS} clips`, secs(cat), all(r.copy.cat), '', '', '', '', '', '', ''],
+        row('service conform (preset h264)', r.conform.service, [x(conformRatio), cpuRatio(r.conform.service, r.conform.hand), `<= ${TARGETS.conform}`, verdict(conformRatio <= TARGETS.conform)]),
+        row('hand-written conform', r.conform.hand),
+        ['copy vs conform (service)', '', '', '', '', `${speedup.toFixed(0)}x faster`, '', `>= ${TARGETS.speedup}x`, verdict(speedup >= TARGETS.speedup), ''],
       ],
     ),
   );
 
-  const phase = (runs: ServiceRun[], key: keyof Phases) => median(runs.map((s) => s.phases[key])).toFixed(0);
+  const phase = (runs: ServiceRun[], key: keyof Phases) => String(Math.round(median(runs.map((s) => s.phases[key]))) || 0);
   console.log('\nwhere the service export spends its time (ms, median; from the job log timestamps, ms resolution)');
   console.log(
     table(

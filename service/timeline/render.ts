@@ -2,7 +2,7 @@ import type { AssetKind } from '../assets';
 import type { MediaProbe } from '../media/types';
 import { sortTracks, type TimelineDoc } from './document';
 import type { Clip } from './schema';
-import { frameRate, sampleRate, toUnits, type Rate } from './snap';
+import { frameRate, parseRate, sampleRate, toUnits, type Rate } from './snap';
 
 /**
  * The ffmpeg invocation that renders a sequence (interface §Timeline rule 8,
@@ -161,6 +161,9 @@ export function planRender(req: RenderRequest): RenderPlan {
   // lets sound run on past them by less than half a frame).
   const videoFrames =
     req.path === 'copy' ? (doc.tracks.V1 ?? []).reduce((end, c) => Math.max(end, toUnits(c.start, fps) + toUnits(c.duration, fps)), 0) : frames;
+  // The sound runs to the end of the last frame: MP4 (ffmpeg 5.1) cuts an AAC track to whole
+  // milliseconds, and sound ending up to a frame before the picture would then fail the check.
+  samples = Math.max(samples, convertUnits(frames, fps, sr));
 
   const inputs: string[][] = [];
   const graph: string[] = [];
@@ -172,6 +175,8 @@ export function planRender(req: RenderRequest): RenderPlan {
 
   // One input per clip (video and images: their picture and their sound; A clips: their sound).
   const clipInput = new Map<Clip, number>();
+  /** Samples of sound to skip at the start of a clip's input whose picture seek was pulled back. */
+  const soundSkip = new Map<Clip, number>();
   const inputFor = (clip: Clip, rate: Rate, span: Span, withPicture: boolean): number => {
     const known = clipInput.get(clip);
     if (known !== undefined) return known;
@@ -181,7 +186,16 @@ export function planRender(req: RenderRequest): RenderPlan {
       index = addInput(imageInput(source));
     } else {
       const margin = rate === fps ? READ_MARGIN_FRAMES : convertUnits(READ_MARGIN_FRAMES, fps, sr);
-      const seek = span.offset > 0 ? ['-ss', decimalSeconds(span.offset, rate)] : [];
+      // A seek past the start of the source's last frame finds no frame (there would be nothing to
+      // hold, and a crossfade into it never ends): the picture is sought to that frame instead and
+      // the sound skips the difference.
+      let seekText = decimalSeconds(span.offset, rate);
+      const last = lastFrameStart(source);
+      if (last !== null && Number(seekText) > last) {
+        seekText = last.toFixed(6);
+        soundSkip.set(clip, Math.round((Number(decimalSeconds(span.offset, rate)) - last) * Number(sr.num)));
+      }
+      const seek = span.offset > 0 ? ['-ss', seekText] : [];
       const read = ['-t', decimalSeconds(span.length + span.runOn + margin, rate)];
       index = addInput([...seek, ...read, ...(withPicture ? [] : ['-vn']), '-i', `file:${source.file}`]);
     }
@@ -245,7 +259,7 @@ export function planRender(req: RenderRequest): RenderPlan {
         graph.push(`[${index}:v:0]${fit},loop=loop=${count - 1}:size=1:start=0,settb=${fps.den}/${fps.num},setpts=N,fps=${fps.num}/${fps.den},trim=end_frame=${count}[${out}]`);
       } else {
         graph.push(
-          `[${index}:v:0]setpts=PTS-STARTPTS,${prepare(source)}fps=${fps.num}/${fps.den},${fit},` +
+          `[${index}:v:0]setpts=PTS-STARTPTS,${prepare(source)}fps=${fps.num}/${fps.den}:eof_action=pass,${fit},` +
             `tpad=stop=${count}:stop_mode=clone,trim=end_frame=${count},setpts=PTS-STARTPTS[${out}]`,
         );
       }
@@ -272,7 +286,10 @@ export function planRender(req: RenderRequest): RenderPlan {
       if (labels.length === 1) return labels[0]!;
       const out = next(`${kind}c`);
       const streams = kind === 'v' ? 'v=1:a=0' : 'v=0:a=1';
-      graph.push(`${labels.map((l) => `[${l}]`).join('')}concat=n=${labels.length}:${streams}[${out}]`);
+      // concat hands out a 1/1000000 time base and takes a segment's length from its first two
+      // frames (a one-frame piece counts as none): frames are renumbered on the target's grid.
+      const retime = kind === 'v' ? `,settb=${fps.den}/${fps.num},setpts=N` : '';
+      graph.push(`${labels.map((l) => `[${l}]`).join('')}concat=n=${labels.length}:${streams}${retime}[${out}]`);
       return out;
     };
     let current = concat(runs[0]!.labels);
@@ -282,7 +299,7 @@ export function planRender(req: RenderRequest): RenderPlan {
       const out = next(`${kind}x`);
       if (kind === 'v') {
         graph.push(
-          `[${current}][${joined}]xfade=transition=fade:duration=${decimalSeconds(run.fadeIn, fps)}:offset=${decimalSeconds(length - run.fadeIn, fps)}[${out}]`,
+          `[${current}][${joined}]xfade=transition=fade:duration=${decimalSeconds(run.fadeIn, fps)}:offset=${decimalSeconds(length - run.fadeIn, fps)},setpts=N[${out}]`,
         );
       } else {
         graph.push(`[${current}][${joined}]acrossfade=ns=${run.fadeIn}:c1=tri:c2=tri[${out}]`);
@@ -319,7 +336,10 @@ export function planRender(req: RenderRequest): RenderPlan {
         const out = next('a');
         graph.push(
           `[${index}:a:0]asetpts=PTS-STARTPTS,aresample=${sr.num},aformat=sample_fmts=fltp:channel_layouts=stereo,` +
-            `apad=whole_len=${count},atrim=end_sample=${count},asetpts=PTS-STARTPTS[${out}]`,
+            skip(span.clip) +
+            // Timestamps from the sample count: a piece that got no samples (a seek past its sound) is
+            // then pure padding, not frames without timestamps that stall the graph.
+            `asetpts=N/SR/TB,apad=whole_len=${count},atrim=end_sample=${count},asetpts=N/SR/TB[${out}]`,
         );
         lengths.set(out, count);
         pieces.push({ label: out, fadeIn });
@@ -330,6 +350,11 @@ export function planRender(req: RenderRequest): RenderPlan {
     }
     if (samples > position) pieces.push({ label: silence(samples - position), fadeIn: 0 });
     soundTracks.push(join(pieces, 'a'));
+  }
+
+  function skip(clip: Clip): string {
+    const samplesToSkip = soundSkip.get(clip) ?? 0;
+    return samplesToSkip > 0 ? `atrim=start_sample=${samplesToSkip},` : '';
   }
 
   function silence(count: number): string {
@@ -396,6 +421,14 @@ function prepare(source: RenderSource): string {
   if (video?.field_order && video.field_order !== 'progressive') filters += 'yadif=mode=send_frame,';
   if (video?.sar && video.sar !== '1:1') filters += 'scale=trunc(iw*sar/2)*2:ih,setsar=1,';
   return filters;
+}
+
+/** Seconds at which the source's last frame starts, when its length and rate are known. */
+function lastFrameStart(source: RenderSource): number | null {
+  const video = source.probe?.video;
+  const rate = parseRate(video?.frame_rate);
+  if (!video || video.duration_s === null || !rate) return null;
+  return Math.max(0, video.duration_s - Number(rate.den) / Number(rate.num));
 }
 
 /** An image, or a video file that is one still picture: looped for its frame count. */

@@ -10,6 +10,7 @@ import { backlot, BACKLOT, httpClient, ROOT, table, type Client } from './common
 import {
   catInto,
   childCpuSeconds,
+  endChildren,
   concatList,
   ensureClips,
   handConformArgs,
@@ -90,6 +91,8 @@ export async function runExportBench(): Promise<void> {
   process.env.BACKLOT_FFMPEG = ffmpeg;
   process.env.BACKLOT_FFPROBE = ffprobe;
   const seconds = CLIPS * CLIP_SECONDS;
+  // Ctrl-C: the ffmpeg children run in their own sessions, so end them; their runs then fail and cleanup follows.
+  process.once('SIGINT', endChildren).once('SIGTERM', endChildren);
   const files = await ensureClips(ffmpeg, ROOT, { count: CLIPS, seconds: CLIP_SECONDS, ...TARGET });
   const inputBytes = files.reduce((sum, f) => sum + statSync(f).size, 0);
 
@@ -206,6 +209,7 @@ export async function runExportBench(): Promise<void> {
     console.log(`load average after: ${load()} (other work on the machine moves every wall-clock figure; child CPU s much less)`);
     report({ copy, conform, seconds });
   } finally {
+    process.off('SIGINT', endChildren).off('SIGTERM', endChildren);
     events?.close();
     await service?.stop();
     rmSync(dataDir, { recursive: true, force: true });

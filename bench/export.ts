@@ -10,8 +10,8 @@ import { backlot, BACKLOT, httpClient, ROOT, table, type Client } from './common
 import {
   catInto,
   childCpuSeconds,
-  endChildren,
   concatList,
+  endChildren,
   ensureClips,
   handConformArgs,
   handCopyArgs,

@@ -152,19 +152,26 @@ export function createExporter(deps: ExporterDeps) {
       }
       ctx.progress(render.durationMs, render.durationMs);
 
+      // The hash and the sync (durability) run while ffprobe reads the file: neither waits for the other.
+      const hashed = hashAndSync(files.output);
+      hashed.catch(() => undefined); // awaited below; a probe failure must not leave it unhandled
       let probe;
       try {
         probe = await probeMedia(files.output, { signal: ctx.signal });
       } catch (err) {
+        await hashed.catch(() => undefined);
         if (ctx.signal.aborted) throw err;
         if (err instanceof ProbeError) throw new Error(`The exported file could not be probed: ${err.message}`);
         throw err;
       }
       const problems = outputProblems(probe, render.expect);
-      if (problems.length > 0) throw new Error(`The exported file does not match the sequence: ${problems.join('; ')}.`);
+      if (problems.length > 0) {
+        await hashed.catch(() => undefined);
+        throw new Error(`The exported file does not match the sequence: ${problems.join('; ')}.`);
+      }
       ctx.log([`checked: ${probe.video!.codec} ${probe.video!.width}x${probe.video!.height} at ${probe.video!.frame_rate} fps, ${probe.audio!.codec} at ${probe.audio!.sample_rate} Hz, ${probe.duration_s} s`]);
 
-      const { sha256, size } = await hashAndSync(files.output);
+      const { sha256, size } = await hashed;
       if (ctx.signal.aborted) throw new Error('cancelled');
       // The point of no return, in one turn: the file becomes the asset (a rename) and the item is recorded.
       const out = deps.db

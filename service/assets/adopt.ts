@@ -86,7 +86,8 @@ export async function adoptFile(
   return { ...result, hashMs, restMs: performance.now() - started - hashMs };
 }
 
-async function hashHandle(handle: FileHandle): Promise<string> {
+/** SHA-256 of an open file, read from its start in 4 MiB chunks (adopt, and export's output). */
+export async function hashHandle(handle: FileHandle): Promise<string> {
   const hash = createHash('sha256');
   const buffer = Buffer.allocUnsafe(READ_CHUNK);
   for (let position = 0; ; ) {

@@ -7,3 +7,4 @@ export { ASSET_KINDS } from './schema';
 export type { AssetKind } from './schema';
 export { sanitizeFilename } from './filename';
 export { removeQuietly } from './blobs';
+export { hashHandle } from './adopt';

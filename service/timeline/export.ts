@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { AssetsDomain } from '../assets';
-import { sanitizeFilename, removeQuietly } from '../assets';
+import { hashHandle, sanitizeFilename, removeQuietly } from '../assets';
 import { ApiError } from '../core/errors';
 import type { Db } from '../db/open';
 import type { GalleryStore } from '../gallery';
@@ -10,7 +9,7 @@ import type { JobContext, JobRow, JobsDomain } from '../jobs';
 import { probeMedia, ProbeError, requireTool, runTool } from '../media';
 import { assetIdsOf, sortTracks, type TimelineDoc } from './document';
 import { planExport, videoClips } from './plan';
-import { invalidClips, type Probes } from './probes';
+import { requireCopyable, type Probes } from './probes';
 import { AAC_SAMPLE_RATES, planRender, type RenderPlan } from './render';
 import type { ExportRequest } from './schema';
 import { docOf, type TimelineRow, type TimelineStore } from './store';
@@ -26,7 +25,6 @@ import { isProgressLine, outputProblems, progressMs } from './verify';
 
 /** Bytes of ffmpeg's stdout kept in memory: only its -progress lines are read, as they come. */
 const PROGRESS_BYTES = 64 * 1024;
-const HASH_CHUNK = 4 * 1024 * 1024;
 
 export interface ExporterDeps {
   db: Db;
@@ -66,10 +64,7 @@ export function createExporter(deps: ExporterDeps) {
         const clips = allClips(doc);
         const found = await probes.clipAssets(row.studio_id, clips);
         const plan = planExport(doc, (id) => ({ kind: found.get(id)!.view.kind, probe: found.get(id)!.probe }), preset);
-        if (preset === 'copy' && plan.path === 'conform') {
-          const problems = plan.clips.filter((c) => c.reason !== null).map(({ track, index, reason }) => ({ track, index, reason: reason! }));
-          throw invalidClips(problems, 'The copy preset cannot be used: ');
-        }
+        requireCopyable(plan);
         const tmp = assets.blobs.tempPath();
         const files = { output: `${tmp}.mp4`, listFile: `${tmp}.ffconcat`, graphFile: `${tmp}.graph` };
         const render = planRender({
@@ -220,17 +215,9 @@ function outputName(requested: string | undefined, sequenceName: string): string
 async function hashAndSync(file: string): Promise<{ sha256: string; size: number }> {
   const handle = await open(file, 'r');
   try {
-    const hash = createHash('sha256');
-    const buffer = Buffer.allocUnsafe(HASH_CHUNK);
-    let size = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, HASH_CHUNK, size);
-      if (bytesRead === 0) break;
-      hash.update(buffer.subarray(0, bytesRead));
-      size += bytesRead;
-    }
+    const sha256 = await hashHandle(handle);
     await handle.sync();
-    return { sha256: hash.digest('hex'), size };
+    return { sha256, size: (await handle.stat()).size };
   } finally {
     await handle.close();
   }

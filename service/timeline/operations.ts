@@ -16,7 +16,7 @@ import {
   type TimelineDoc,
 } from './document';
 import { planExport, videoClips, type ClipSource, type ExportPlan } from './plan';
-import { invalidClips, type Probes } from './probes';
+import { invalidClips, requireCopyable, type Probes } from './probes';
 import { LIMITS, type Target, type ClipIn, type ExportPreset, type TimelineAppend, type TimelineCreate, type TimelineUpdate, type TracksIn } from './schema';
 import { docOf, type TimelineRow, type TimelineStore } from './store';
 
@@ -163,10 +163,7 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
       const doc = docOf(row);
       const sources = await probeSources(row.studio_id, doc);
       const plan = planExport(doc, (assetId) => sources.get(assetId)!, preset);
-      if (preset === 'copy' && plan.path === 'conform') {
-        const problems = plan.clips.filter((c) => c.reason !== null).map(({ track, index, reason }) => ({ track, index, reason: reason! }));
-        throw invalid(problems, 'The copy preset cannot be used: ');
-      }
+      requireCopyable(plan);
       return plan;
     },
 

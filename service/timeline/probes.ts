@@ -93,3 +93,10 @@ export function invalidClips(problems: ClipProblem[], prefix = ''): ApiError {
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''}; see details.clips)` : '';
   return ApiError.invalidTimeline(`${prefix}${where} ${first?.reason ?? 'is not valid'}${more}.`, problems.slice(0, MAX_PROBLEMS));
 }
+
+/** The plan, unless the `copy` preset was asked for and the plan is `conform`: then 422 with its reasons. */
+export function requireCopyable<P extends { preset: string; path: string; clips: { track: string; index: number; reason: string | null }[] }>(plan: P): P {
+  if (plan.preset !== 'copy' || plan.path !== 'conform') return plan;
+  const problems = plan.clips.filter((c) => c.reason !== null).map(({ track, index, reason }) => ({ track, index, reason: reason! }));
+  throw invalidClips(problems, 'The copy preset cannot be used: ');
+}

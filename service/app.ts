@@ -4,20 +4,35 @@ import type { AddressInfo, Socket } from 'node:net';
 import Koa, { type Context, type Next } from 'koa';
 import { Router } from '@koa/router';
 import { z } from 'zod';
-import { authenticate, type Principal } from './core/auth';
+import { authenticate, authenticateLauncher, type Principal } from './core/auth';
 import { ApiError } from './core/errors';
-import { checkRequestSource, type OriginVerdict } from './core/origin';
+import { checkRequestSource, classifyAuthority, requireServiceOrigin, type OriginVerdict } from './core/origin';
 import { CursorCodec } from './core/pagination';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
 import { openDatabase, type Db } from './db/open';
+import { createProcessLedger } from './db/process-ledger';
 import { createLauncherCredentials, createStudiosStore } from './studios';
-import { createKvStore, kvRoutes } from './kv';
-import { createRecordsStore, recordRoutes } from './records';
-import { createSessionsStore, sessionRoutes } from './sessions';
-import { assetRoutes, createAssets, type AssetReferenceSource, type AssetsStore } from './assets';
-import { createGalleryStore, galleryRoutes } from './gallery';
-import { createTimeline, timelineRoutes } from './timeline';
+import { createKvStore, kvRoutes, purgeStudioKv } from './kv';
+import { createRecordsStore, declareIndex, purgeStudioRecords, recordRoutes } from './records';
+import { createSessionsStore, purgeStudioSessions, sessionRoutes } from './sessions';
+import { assetRoutes, createAssets, purgeStudioGrants, removeQuietly, type AssetReferenceSource, type AssetsStore } from './assets';
+import { createGalleryStore, galleryRoutes, purgeStudioItems } from './gallery';
+import { createTimeline, purgeStudioTimelines, timelineRoutes } from './timeline';
+import {
+  cookieCredential,
+  createLauncher,
+  createLoginCode,
+  launcherPages,
+  loginUrl,
+  removeServerInfo,
+  writeServerInfo,
+  type Launcher,
+} from './launcher';
+import { createStudioProxy } from './proxy';
+import { nowIso } from './core/time';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
 import { createEditorHub, editorMiddleware, type EditorHub } from './editor';
 import { studioDirs } from './data-dir';
@@ -42,6 +57,8 @@ export interface ServiceOptions {
   diskHeadroom?: number;
   /** Write one access-log line per request to stderr. */
   accessLog?: boolean;
+  /** How long a started studio has to answer on its ready_path (default 60 s; BACKLOT_READY_TIMEOUT_MS in tests). */
+  readyTimeoutMs?: number;
   /** Event-stream and runner tuning (tests and benches). */
   jobs?: Pick<JobsOptions, 'heartbeatMs' | 'highWater' | 'killGraceMs'>;
   /**
@@ -74,6 +91,10 @@ export interface Service {
   editor: EditorHub;
   /** The OpenAPI 3.1 document served at /api/v1/openapi.json. */
   openapi: Record<string, unknown>;
+  /** Installed studios, their jobs and processes. */
+  launcher: Launcher;
+  /** A new one-time login URL (`serve` prints one at start; `backlot login-url` makes more). */
+  loginUrl(): string;
 }
 
 export function createService(options: ServiceOptions): Service {
@@ -84,9 +105,15 @@ export function createService(options: ServiceOptions): Service {
     diskHeadroom: options.diskHeadroom ?? 512 * MiB,
   };
   const db = openDatabase(config.dataDir);
+  // Before anything else: process groups a crashed run left behind are ended (issue 15).
+  const ledger = createProcessLedger(db);
+  for (const orphan of ledger.endOrphans()) {
+    process.stderr.write(`ended process group ${orphan.pgid} (${orphan.owner}) left running by an earlier run\n`);
+  }
   const studios = createStudiosStore(db);
   const cursors = new CursorCodec(studios.cursorSecret());
-  const jobs = createJobsDomain({ db, dataDir: config.dataDir, ...options.jobs });
+  const jobs = createJobsDomain({ db, dataDir: config.dataDir, ledger, ...options.jobs });
+  const credentials = createLauncherCredentials(db);
   // This service's ffmpeg/ffprobe children: ended at close, and none started after it.
   const media = createMediaScope();
   const editor = createEditorHub({ port: () => port, ...options.jobs });
@@ -99,6 +126,56 @@ export function createService(options: ServiceOptions): Service {
   for (const source of timeline.store.referenceSources()) assets.store.addReferenceSource(source);
   for (const source of options.assetReferenceSources ?? []) assets.store.addReferenceSource(source({ db, assets: assets.store }));
 
+  const launcher = createLauncher({
+    db,
+    dataDir: config.dataDir,
+    studios,
+    jobs,
+    ledger,
+    cursors,
+    studioDirs: (id) => studioDirs(config.dataDir, id),
+    servicePort: () => port,
+    readyTimeoutMs: options.readyTimeoutMs ?? envMs('BACKLOT_READY_TIMEOUT_MS'),
+    killGraceMs: options.jobs?.killGraceMs,
+    declareIndexes: (id, collections) => {
+      for (const [collection, { indexes }] of Object.entries(collections ?? {})) {
+        for (const field of indexes) {
+          try {
+            declareIndex(db, { studioId: id, collection, field });
+          } catch (err) {
+            if (err instanceof ApiError && err.status === 400) {
+              throw ApiError.badRequest(`backlot.json: manifest.collections.${collection}: ${err.message}`, { member: `manifest.collections.${collection}` });
+            }
+            throw err;
+          }
+        }
+      }
+    },
+    purge: async (id) => {
+      const library = db.transaction(() => {
+        const at = nowIso();
+        purgeStudioItems(db, id, at);
+        purgeStudioTimelines(db, id, at);
+        purgeStudioSessions(db, id);
+        purgeStudioRecords(db, id);
+        purgeStudioKv(db, id);
+        return purgeStudioGrants(db, id);
+      }).immediate();
+      for (const file of library) removeQuietly(file);
+      const dirs = studioDirs(config.dataDir, id);
+      for (const dir of [dirs.stage_dir, dirs.data_dir, join(config.dataDir, 'library', id)]) await rm(dir, { recursive: true, force: true });
+    },
+  });
+  const proxy = createStudioProxy({
+    servicePort: () => port,
+    lookup(id) {
+      const s = launcher.store.get(id);
+      if (!s) return { kind: 'unknown' };
+      const target = launcher.runtime.target(id);
+      return target ? { kind: 'running', port: target.port } : { kind: 'not_running', name: s.name, state: s.state };
+    },
+  });
+
   // Every domain, one line each.
   const routes: Route[] = [
     ...kvRoutes({ kv: createKvStore(db, studios), cursors }),
@@ -108,6 +185,7 @@ export function createService(options: ServiceOptions): Service {
     ...galleryRoutes({ gallery, assets: assets.store, cursors }),
     ...jobRoutes({ jobs, cursors }),
     ...timelineRoutes({ store: timeline.store, ops: timeline.ops, exporter: timeline.exporter, jobs, cursors }),
+    ...launcher.routes(),
   ];
 
   let port = 0;
@@ -128,7 +206,19 @@ export function createService(options: ServiceOptions): Service {
     ctx.state.principal = principal;
     return principal;
   };
-  bindRoutes(router, routes, { bodyLimit: () => config.bodyLimit, authenticate: authenticateRequest });
+  // The user's side (decisions §10): the service's own origin only, then the
+  // launcher credential from `Authorization: Bearer` or the login cookie.
+  const launcherCredential = (ctx: Context): string | undefined => {
+    const header = ctx.get('Authorization');
+    if (header) return header;
+    const cookie = cookieCredential(ctx.get('Cookie') || undefined);
+    return cookie ? `Bearer ${cookie}` : undefined;
+  };
+  const authenticateLauncherRequest = (ctx: Context): void => {
+    requireServiceOrigin(sourceOf(ctx), port);
+    authenticateLauncher(launcherCredential(ctx), credentials.resolve);
+  };
+  bindRoutes(router, routes, { bodyLimit: () => config.bodyLimit, authenticate: authenticateRequest, authenticateLauncher: authenticateLauncherRequest });
 
   const app = new Koa();
   // Koa reports errors of a reply body that fails after the headers went out. A
@@ -139,6 +229,28 @@ export function createService(options: ServiceOptions): Service {
     console.error('reply failed after it began:', err);
   });
   app.use(front(() => port, options.accessLog ?? false));
+  // A studio's origin (decisions §10): /_backlot/api/v1/* is this API as that studio
+  // (its runtime token, whatever Authorization the page sent); /api/v1/* is this API
+  // with the caller's own token, as on the service's origin; everything else is the
+  // studio's own server.
+  app.use(async (ctx, next) => {
+    const studioId = (ctx.state.source as OriginVerdict).hostStudioId;
+    if (studioId === null) return next();
+    if (ctx.path.startsWith(`${BACKLOT_PREFIX}${API_PREFIX}/`)) {
+      const target = launcher.runtime.target(studioId);
+      if (!target) {
+        ctx.respond = false;
+        proxy.handle(studioId, ctx.req, ctx.res);
+        return;
+      }
+      ctx.state.principal = authenticate(`Bearer ${target.token}`, studios.resolveToken);
+      ctx.path = ctx.path.slice(BACKLOT_PREFIX.length);
+      return next();
+    }
+    if (ctx.path === API_PREFIX || ctx.path.startsWith(`${API_PREFIX}/`)) return next();
+    ctx.respond = false;
+    proxy.handle(studioId, ctx.req, ctx.res);
+  });
   app.use(async (ctx, next) => {
     if (ctx.path === `${API_PREFIX}/openapi.json` && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
       ctx.type = 'application/json';
@@ -147,11 +259,31 @@ export function createService(options: ServiceOptions): Service {
     }
     await next();
   });
-  app.use(editorMiddleware({ hub: editor, credentials: createLauncherCredentials(db), port: () => port }));
+  app.use(editorMiddleware({ hub: editor, credentials, port: () => port, credential: launcherCredential }));
+  app.use(
+    launcherPages({
+      store: launcher.store,
+      credentials,
+      port: () => port,
+      signedIn(ctx) {
+        try {
+          authenticateLauncher(launcherCredential(ctx), credentials.resolve);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+    }),
+  );
   app.use(router.routes());
-  // Nothing matched: the token is still checked first (401 before 404).
+  // Nothing matched: the token is still checked first (401 before 404); under
+  // /launcher, the launcher credential.
   app.use((ctx) => {
-    authenticateRequest(ctx);
+    if (ctx.path === `${API_PREFIX}/launcher` || ctx.path.startsWith(`${API_PREFIX}/launcher/`) || ctx.path.startsWith(`${API_PREFIX}/launcher:`)) {
+      authenticateLauncherRequest(ctx);
+    } else {
+      authenticateRequest(ctx);
+    }
     throw ApiError.notFound('The path');
   });
 
@@ -166,12 +298,28 @@ export function createService(options: ServiceOptions): Service {
     jobs,
     editor,
     openapi,
+    launcher,
+    loginUrl: () => loginUrl(port, createLoginCode(launcher.store)),
     listen(requested: number) {
       return new Promise((resolve, reject) => {
         // Our Host guard answers a missing Host itself, with the error body (403 bad_origin).
         // requestTimeout 0: an upload of several GiB may take longer than Node's 5 minutes;
         // headersTimeout still bounds a client that never finishes its headers.
         const s = createServer({ requireHostHeader: false, requestTimeout: 0 }, callback);
+        // WebSocket (and any other) upgrades: only a studio's origin has them, passed to its server.
+        s.on('upgrade', (req, socket, head) => {
+          let studioId: string | null = null;
+          try {
+            studioId = checkRequestSource(sourceOfHeaders(req.headers), port, { navigation: false }).hostStudioId;
+          } catch {
+            studioId = null;
+          }
+          if (studioId === null) {
+            socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+            return;
+          }
+          proxy.upgrade(studioId, req, socket, head);
+        });
         s.on('connection', (socket) => {
           sockets.add(socket);
           socket.on('close', () => sockets.delete(socket));
@@ -181,7 +329,9 @@ export function createService(options: ServiceOptions): Service {
           s.off('error', reject);
           server = s;
           port = (s.address() as AddressInfo).port;
-          resolve({ port, url: `http://127.0.0.1:${port}` });
+          const url = `http://127.0.0.1:${port}`;
+          writeServerInfo(config.dataDir, { pid: process.pid, port, url, started_at: nowIso() });
+          resolve({ port, url });
         });
       });
     },
@@ -193,7 +343,9 @@ export function createService(options: ServiceOptions): Service {
       // Probes (and later exports) still running: their process groups end, and none starts any more.
       // Both wait out the same grace, side by side, so the stop stays within its 5 s.
       editor.close();
-      await Promise.all([jobs.close(), media.close()]);
+      proxy.close();
+      await Promise.all([jobs.close(), media.close(), launcher.close(1500)]);
+      removeServerInfo(config.dataDir);
       if (s && closed) {
         s.closeIdleConnections();
         // Requests in flight get a moment to finish; then every socket goes.
@@ -224,10 +376,7 @@ function front(port: () => number, accessLog: boolean) {
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('X-Content-Type-Options', 'nosniff');
     try {
-      ctx.state.source = checkRequestSource(
-        { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined },
-        port(),
-      );
+      ctx.state.source = checkRequestSource(sourceOf(ctx), port(), { navigation: isStudioNavigation(ctx, port()) });
       await next();
     } catch (err) {
       const apiError = toApiError(err, ctx, requestId);
@@ -244,6 +393,36 @@ function front(port: () => number, accessLog: boolean) {
       }
     }
   };
+}
+
+/** The prefix under which a studio's origin reaches this API as that studio (decisions §10 `{proxy_prefix}`). */
+export const BACKLOT_PREFIX = '/_backlot';
+
+function sourceOf(ctx: Context) {
+  return { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined };
+}
+
+function sourceOfHeaders(h: import('node:http').IncomingHttpHeaders) {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
+  return { host: one(h.host), origin: one(h.origin), secFetchSite: one(h['sec-fetch-site']) };
+}
+
+/**
+ * A person opening a studio's page from elsewhere (the launcher's page on
+ * 127.0.0.1 is another site): a top-level GET navigation to a studio's own
+ * server, never to the API paths. Only these pass a `Sec-Fetch-Site: cross-site`.
+ */
+function isStudioNavigation(ctx: Context, port: number): boolean {
+  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return false;
+  if (ctx.get('Sec-Fetch-Mode').toLowerCase() !== 'navigate') return false;
+  if (ctx.path.startsWith(`${API_PREFIX}/`) || ctx.path === API_PREFIX || ctx.path.startsWith(`${BACKLOT_PREFIX}/`)) return false;
+  const host = classifyAuthority(ctx.get('Host'), port);
+  return host?.kind === 'studio';
+}
+
+function envMs(name: string): number | undefined {
+  const value = Number(process.env[name]);
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }
 
 function toApiError(err: unknown, ctx: Context, requestId: string): ApiError {

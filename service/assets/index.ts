@@ -1,6 +1,6 @@
 export { createAssets } from './domain';
 export type { AssetsDomain, AssetsOptions } from './domain';
-export { ASSETS_SQL } from './store';
+export { ASSETS_SQL, purgeStudioGrants } from './store';
 export type { AssetReferenceSource, AssetsStore, AssetView } from './store';
 export { assetRoutes } from './routes';
 export { ASSET_KINDS } from './schema';

@@ -235,3 +235,18 @@ export function assetJson(v: AssetView): Asset {
     created_at: v.created_at,
   };
 }
+
+/**
+ * Uninstall with purge: the studio loses its grants to every asset. Blobs
+ * other studios still read stay theirs; the rest are read by nobody and are
+ * reclaimable from the launcher's side. Returns the studio's library files
+ * (hard links) for the caller to remove. In the caller's transaction.
+ */
+export function purgeStudioGrants(db: Db, studioId: string): string[] {
+  const files = db
+    .prepare<[string], string>('SELECT library_path FROM asset_access WHERE studio_id = ? AND library_path IS NOT NULL')
+    .pluck()
+    .all(studioId);
+  db.prepare('DELETE FROM asset_access WHERE studio_id = ?').run(studioId);
+  return files;
+}

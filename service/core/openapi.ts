@@ -66,7 +66,7 @@ export function buildOpenApi(routes: readonly Route[], info: { version: string }
       summary: r.summary,
       ...(r.description ? { description: r.description } : {}),
       'x-capability': r.capability,
-      security: [{ bearer: [] }],
+      security: r.capability === 'launcher' ? [{ launcher: [] }, { launcherCookie: [] }] : [{ bearer: [] }],
       parameters: parametersOf(r),
       ...(r.body
         ? { requestBody: { required: true, content: { [r.bodyType ?? 'application/json']: { schema: schemaOf(r.body, 'input') } } } }
@@ -96,7 +96,16 @@ export function buildOpenApi(routes: readonly Route[], info: { version: string }
     security: [{ bearer: [] }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A studio token from `backlot token create`.' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'A studio token from `backlot token create`.' },
+        launcher: { type: 'http', scheme: 'bearer', description: 'A launcher credential from `backlot launcher-token` (the launcher routes only).' },
+        launcherCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'backlot_launcher',
+          description: 'The same credential as the HttpOnly cookie that a one-time login URL sets (`backlot login-url`).',
+        },
+      },
       schemas: { Error: schemaOf(errorBody, 'output') },
       responses: errorResponses,
     },

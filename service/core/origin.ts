@@ -37,6 +37,8 @@ export function classifyOrigin(origin: string, port: number): Site | null {
 export interface OriginVerdict {
   /** The studio whose page origin (or host name) the request came through, if any. */
   studioId: string | null;
+  /** The studio whose host name (`<id>.localhost:PORT`) the request was sent to, if any. */
+  hostStudioId: string | null;
 }
 
 export interface RequestSource {
@@ -45,12 +47,16 @@ export interface RequestSource {
   secFetchSite: string | undefined;
 }
 
-/** Throws 403 `bad_origin` for a request the service must not answer. */
-export function checkRequestSource(source: RequestSource, port: number): OriginVerdict {
+/**
+ * Throws 403 `bad_origin` for a request the service must not answer.
+ * `navigation`: a person's top-level navigation to a studio's page, which
+ * arrives from another site (the launcher's page) and may say so.
+ */
+export function checkRequestSource(source: RequestSource, port: number, options: { navigation?: boolean } = {}): OriginVerdict {
   if (!source.host) throw ApiError.badOrigin('The Host header is missing.');
   const host = classifyAuthority(source.host, port);
   if (!host) throw ApiError.badOrigin(`The Host "${source.host}" is not this service.`);
-  if (source.secFetchSite?.toLowerCase() === 'cross-site') {
+  if (source.secFetchSite?.toLowerCase() === 'cross-site' && !(options.navigation && host.kind === 'studio')) {
     throw ApiError.badOrigin('Cross-site requests are refused.');
   }
   let studioId = host.kind === 'studio' ? host.studioId : null;
@@ -64,7 +70,7 @@ export function checkRequestSource(source: RequestSource, port: number): OriginV
       studioId = origin.studioId;
     }
   }
-  return { studioId };
+  return { studioId, hostStudioId: host.kind === 'studio' ? host.studioId : null };
 }
 
 /**

@@ -54,7 +54,12 @@ export interface Route<P = any, Q = any, B = any, V = any> {
   path: string;
   summary: string;
   description?: string;
-  capability: Capability;
+  /**
+   * The capability a studio token needs, or `launcher`: the route is the
+   * user's side (decisions §10), opened by the launcher credential alone and
+   * only from the service's own origin; no studio token ever opens it.
+   */
+  capability: Capability | 'launcher';
   /**
    * Capabilities that depend on the request (e.g. `kv.shared` for the `shared`
    * namespace, `gallery.read_all` for `scope=all`); checked before any 400.
@@ -95,7 +100,15 @@ export interface BindOptions {
   bodyLimit: () => number;
   /** Resolves the caller (401 / 403 `bad_origin`); memoised per request by the app. */
   authenticate: (ctx: Context) => Principal;
+  /** The launcher side's check (403 `bad_origin` off the service's origin, 401 without the credential). */
+  authenticateLauncher: (ctx: Context) => void;
 }
+
+/**
+ * Who calls a `launcher` route: the user, never a studio. Its studio id is
+ * one no studio can have, so nothing studio-scoped can match it by accident.
+ */
+export const LAUNCHER_PRINCIPAL: Principal = Object.freeze({ studioId: '', capabilities: new Set<string>() });
 
 /** Registers routes on a router; more literal routes first (`/x/{id}:activate` before `/x/{id}`). */
 export function bindRoutes(router: Router, routes: readonly Route[], options: BindOptions): void {
@@ -114,9 +127,15 @@ export const IF_MATCH_HEADER = { name: 'If-Match', description: 'The etag last r
 
 /** The checks in their order, then the handler. */
 function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Promise<unknown>) | undefined): Reply | Promise<Reply> {
-  const principal = options.authenticate(ctx);
+  let principal: Principal;
+  if (r.capability === 'launcher') {
+    options.authenticateLauncher(ctx);
+    principal = LAUNCHER_PRINCIPAL;
+  } else {
+    principal = options.authenticate(ctx);
+    requireCapability(principal, r.capability);
+  }
   const rawParams = pathParams(ctx);
-  requireCapability(principal, r.capability);
   for (const cap of r.extraCapabilities?.(rawParams, ctx.query) ?? []) requireCapability(principal, cap);
 
   const params = r.params ? parseWith(r.params, rawParams, 'path') : rawParams;

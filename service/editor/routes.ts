@@ -23,6 +23,8 @@ export interface EditorRoutesDeps {
   hub: EditorHub;
   credentials: LauncherCredentials;
   port: () => number;
+  /** The launcher credential as an `Authorization` value: the header, or the login cookie. */
+  credential: (ctx: Context) => string | undefined;
 }
 
 export function editorMiddleware(deps: EditorRoutesDeps) {
@@ -33,8 +35,7 @@ export function editorMiddleware(deps: EditorRoutesDeps) {
    * by the one-time login URL: read it here and pass it to the same
    * authenticateLauncher check.
    */
-  const authenticate = (ctx: Context): LauncherPrincipal =>
-    authenticateLauncher(ctx.get('Authorization') || undefined, deps.credentials.resolve);
+  const authenticate = (ctx: Context): LauncherPrincipal => authenticateLauncher(deps.credential(ctx), deps.credentials.resolve);
 
   return async (ctx: Context, next: Next): Promise<void> => {
     if (ctx.path !== EDITOR_PREFIX && !ctx.path.startsWith(`${EDITOR_PREFIX}/`)) return next();
@@ -49,7 +50,7 @@ export function editorMiddleware(deps: EditorRoutesDeps) {
     // Asked again before every event and at every heartbeat: a revocation from
     // the CLI ends a page already connected, not only later connects. A failed
     // lookup counts as revoked.
-    const hash = hashToken(bearerToken(ctx.get('Authorization'))!);
+    const hash = hashToken(bearerToken(deps.credential(ctx))!);
     const valid = () => {
       try {
         return deps.credentials.resolve(hash) !== null;

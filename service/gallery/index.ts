@@ -1,3 +1,3 @@
-export { createGalleryStore, LINEAGE_SQL } from './store';
+export { createGalleryStore, LINEAGE_SQL, purgeStudioItems } from './store';
 export type { GalleryStore, NewItem, Viewer } from './store';
 export { galleryRoutes, itemJson } from './routes';

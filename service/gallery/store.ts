@@ -333,3 +333,14 @@ function shown(viewer: Viewer): { all: number; studio: string } {
 }
 
 export type GalleryStore = ReturnType<typeof createGalleryStore>;
+
+/** Uninstall with purge: the studio's live items are deleted (soft, as DELETE does) and leave the search index. In the caller's transaction. */
+export function purgeStudioItems(db: Db, studioId: string, at: string): void {
+  const seqs = db.prepare<[string], number>('SELECT seq FROM gallery_items WHERE studio_id = ? AND deleted_at IS NULL').pluck().all(studioId);
+  const softDelete = db.prepare('UPDATE gallery_items SET deleted_at = ? WHERE seq = ?');
+  const unindex = db.prepare('DELETE FROM gallery_search WHERE rowid = ?');
+  for (const seq of seqs) {
+    softDelete.run(at, seq);
+    unindex.run(seq);
+  }
+}

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import type { PassThrough } from 'node:stream';
 import type { Db } from '../db/open';
 import { ApiError } from '../core/errors';
@@ -5,7 +6,8 @@ import { newId } from '../core/ids';
 import { nowIso } from '../core/time';
 import { JobHub } from './hub';
 import { cutLine, JobLogs, MAX_LINE_BYTES, MAX_LOG_BYTES, splitLines } from './logs';
-import { runSteps, StepControl, type RunStep, type StepsOutcome } from './runner';
+import { runSteps, StepControl, type GroupWatch, type RunStep, type StepsOutcome } from './runner';
+import type { ProcessLedger } from '../db/process-ledger';
 import type { TaskUpdate } from './schema';
 import { formatEvent, streamTuning } from '../core/sse';
 import { isFinished, type JobKind } from './states';
@@ -31,6 +33,8 @@ export interface JobsOptions {
   highWater?: number;
   /** SIGTERM-to-SIGKILL grace on cancel (default 5 s). */
   killGraceMs?: number;
+  /** Records the process groups of steps, so a crash's leftovers are ended at the next start. */
+  ledger?: ProcessLedger;
 }
 
 export interface RunJobSpec {
@@ -65,6 +69,12 @@ export interface JobContext {
   log(texts: string[]): void;
   /** progress_num / progress_den; out-of-range values are clamped or ignored, repeats cost nothing. */
   progress(num: number, den: number): void;
+  /**
+   * Runs steps as the runner does (a `step` event each, output to the log, the
+   * group ended on abort). Step indexes continue across calls within one job.
+   * Rejects with the failed step's error, or when the job was cancelled.
+   */
+  runSteps(steps: RunStep[], onLine?: (line: string, step: RunStep) => void): Promise<void>;
 }
 
 /**
@@ -153,14 +163,22 @@ export function createJobsDomain(o: JobsOptions) {
       lastDen = den;
       setProgress(job.id, num, den);
     };
+    let nextStep = 0;
     const ctx: JobContext = {
       job,
       signal: controller.signal,
       graceMs: () => graceMs,
       log: (texts) => log(texts.flatMap((t) => cutLine(t)), null),
       progress,
+      async runSteps(steps, onLine) {
+        const first = nextStep;
+        nextStep += steps.length;
+        const result = await runStepsFor(ctx, steps, first, log, onLine);
+        if (result.outcome === 'failed') throw new Error(result.error);
+        if (result.outcome === 'cancelled') throw new Error('cancelled');
+      },
     };
-    const work = spec.work ?? stepsWork(spec, log, progress);
+    const work = spec.work ?? stepsWork(spec, progress);
 
     const finish = (patch: Partial<JobRow>): JobRow => {
       const now = nowIso();
@@ -200,51 +218,57 @@ export function createJobsDomain(o: JobsOptions) {
     return { job, done, cancel: () => cancelRunner(job.id) };
   }
 
-  /**
-   * Runner steps as a job's work: each step's output goes to the log (and to
-   * onLine for progress); an abort ends the running step's process group.
-   */
-  function stepsWork(
-    spec: RunJobSpec,
-    log: (texts: string[], step: string | null) => void,
-    progress: (num: number, den: number) => void,
-  ): JobWork {
+  /** Runner steps as a job's work: `onLine` may set progress; `onSuccess` gives `data`. */
+  function stepsWork(spec: RunJobSpec, progress: (num: number, den: number) => void): JobWork {
     const steps = spec.steps!;
     return async (ctx) => {
-      const control = new StepControl(killGraceMs);
-      const onAbort = () => void control.cancel(ctx.graceMs());
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
-      let current = 0;
-      const sink = {
-        step(name: string, index: number) {
-          current = index;
-          const r = logs.appendStep(ctx.job.id, { step: name, index, at: nowIso() });
-          const item = recordFrame(r.json, null);
-          hub.publishLog(ctx.job.id, { type: 'records', items: [item], end: r.end, frame: Buffer.from(item.frame) });
-        },
-        lines(texts: string[], stepName: string) {
-          log(texts, stepName);
-          for (const text of texts) {
-            const p = spec.onLine?.(text, steps[current]!, current);
-            if (p) progress(p.num, p.den);
-          }
-        },
-      };
-      let result: StepsOutcome;
-      try {
-        result = await runSteps(steps, sink, control);
-      } catch (err) {
-        result = { outcome: 'failed', error: `The runner failed: ${(err as Error).message}` };
-      } finally {
-        ctx.signal.removeEventListener('abort', onAbort);
-      }
-      if (result.outcome === 'failed') throw new Error(result.error);
-      if (result.outcome === 'cancelled') throw new Error('cancelled');
+      await ctx.runSteps(steps, (line, step) => {
+        const p = spec.onLine?.(line, step, steps.indexOf(step));
+        if (p) progress(p.num, p.den);
+      });
       const data = spec.onSuccess ? await spec.onSuccess(store.get(ctx.job.id)!) : undefined;
       // A cancel that came while onSuccess ran still cancels a runner job (cleanup runs).
-      if (control.cancelled) throw new Error('cancelled');
+      if (ctx.signal.aborted) throw new Error('cancelled');
       return data;
     };
+  }
+
+  /** Runs steps inside a job: step records, output lines, the group ended on abort and recorded in the ledger. */
+  async function runStepsFor(
+    ctx: JobContext,
+    steps: RunStep[],
+    firstIndex: number,
+    log: (texts: string[], step: string | null) => void,
+    onLine?: (line: string, step: RunStep) => void,
+  ): Promise<StepsOutcome> {
+    const control = new StepControl(killGraceMs);
+    if (ctx.signal.aborted) return { outcome: 'cancelled' };
+    const onAbort = () => void control.cancel(ctx.graceMs());
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    let current = 0;
+    const sink = {
+      step(name: string, index: number) {
+        current = index - firstIndex;
+        const r = logs.appendStep(ctx.job.id, { step: name, index, at: nowIso() });
+        const item = recordFrame(r.json, null);
+        hub.publishLog(ctx.job.id, { type: 'records', items: [item], end: r.end, frame: Buffer.from(item.frame) });
+      },
+      lines(texts: string[], stepName: string) {
+        log(texts, stepName);
+        if (onLine) for (const text of texts) onLine(text, steps[current]!);
+      },
+    };
+    const groups: GroupWatch | undefined = o.ledger && {
+      started: (pgid) => o.ledger!.record(pgid, `job:${ctx.job.id}`),
+      ended: (pgid) => o.ledger!.forget(pgid),
+    };
+    try {
+      return await runSteps(steps, sink, control, groups, firstIndex);
+    } catch (err) {
+      return { outcome: 'failed', error: `The runner failed: ${(err as Error).message}` };
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
   }
 
   /** A runner job's progress from its line parser; out-of-range values are clamped or ignored. */
@@ -321,14 +345,50 @@ export function createJobsDomain(o: JobsOptions) {
       });
     },
 
+    /**
+     * A log that belongs to no job: a running studio's own output
+     * (`GET /launcher/studios/{id}/logs`), in the job log's file format and
+     * stream (`step` at each start, `line`s, never `end`). `name` must be
+     * safe as a file name (it is `studio-<id>`, never a ULID).
+     */
+    outputLog(name: string) {
+      return {
+        step(title: string, index: number): void {
+          const r = logs.appendStep(name, { step: title, index, at: nowIso() });
+          const item = recordFrame(r.json, null);
+          hub.publishLog(name, { type: 'records', items: [item], end: r.end, frame: Buffer.from(item.frame) });
+        },
+        lines(texts: string[], step: string | null): void {
+          if (logs.stats(name).bytes > MAX_LOG_BYTES) return;
+          writeLines(name, texts.flatMap((t) => cutLine(t)), step);
+        },
+        /** Lines and bytes so far. */
+        stats: () => logs.stats(name),
+        /** Starts the log afresh (a new run of a studio whose log grew past `maxBytes`). */
+        restartIfOver(maxBytes: number): void {
+          if (logs.stats(name).bytes <= maxBytes) return;
+          logs.release(name);
+          rmSync(logs.path(name), { force: true });
+        },
+        release: () => logs.release(name),
+        stream: (after: number): PassThrough =>
+          openLogStream({ ...tuning, jobId: name, logPath: logs.path(name), after, hub, endFrame: () => null }),
+      };
+    },
+
     /** `studioId: null`: every studio's events (the launcher). */
     channelStream(studioId: string | null): PassThrough {
       return openChannelStream({ ...tuning, studioId, hub });
     },
 
-    /** Publishes a channel event of another kind (e.g. the launcher's `studio` events). */
+    /** Publishes a channel event on a studio's channel (the launcher hears it too). */
     publish(studioId: string, event: string, data: unknown): void {
       hub.publishChannel({ studioId, frame: formatEvent({ event, data: JSON.stringify(data) }) });
+    },
+
+    /** Publishes an event only the launcher's channel hears (`studio` events): never a studio's own `/events`. */
+    publishLauncher(event: string, data: unknown): void {
+      hub.publishChannel({ studioId: null, frame: formatEvent({ event, data: JSON.stringify(data) }) });
     },
 
     runJob,

@@ -21,7 +21,8 @@ export type LogEvent =
   | { type: 'end'; frame: string };
 
 export interface ChannelEvent {
-  studioId: string;
+  /** The studio whose channel carries it; null: the launcher's channel only. */
+  studioId: string | null;
   frame: string;
 }
 
@@ -62,7 +63,7 @@ export class JobHub {
 
   publishChannel(event: ChannelEvent): void {
     for (const entry of [...this.channel]) {
-      if (entry.studioId === null || entry.studioId === event.studioId) entry.fn(event);
+      if (entry.studioId === null || (event.studioId !== null && entry.studioId === event.studioId)) entry.fn(event);
     }
   }
 

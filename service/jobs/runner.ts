@@ -19,8 +19,10 @@ export interface RunStep {
   /** argv: command[0] is the program, the rest its arguments, passed as they are. */
   command: string[];
   cwd?: string;
-  /** Added to the service's environment. */
+  /** Added to the service's environment (or, with `cleanEnv`, the whole environment). */
   env?: Record<string, string>;
+  /** The step gets `env` alone, nothing of the service's environment (studio steps). */
+  cleanEnv?: boolean;
 }
 
 export interface StepSink {
@@ -32,6 +34,12 @@ export interface StepSink {
 
 /** SIGTERM-to-SIGKILL grace for processes a step's leader left behind when it exited by itself. */
 const LEFTOVER_GRACE_MS = 1000;
+
+/** Told when a step's process group starts and once none of it is alive (the service's process ledger). */
+export interface GroupWatch {
+  started(pgid: number): void;
+  ended(pgid: number): void;
+}
 
 export type StepsOutcome = { outcome: 'succeeded' } | { outcome: 'failed'; error: string } | { outcome: 'cancelled' };
 
@@ -62,11 +70,17 @@ export class StepControl {
   }
 }
 
-export async function runSteps(steps: readonly RunStep[], sink: StepSink, control: StepControl): Promise<StepsOutcome> {
-  for (const [index, step] of steps.entries()) {
+export async function runSteps(
+  steps: readonly RunStep[],
+  sink: StepSink,
+  control: StepControl,
+  groups?: GroupWatch,
+  firstIndex = 0,
+): Promise<StepsOutcome> {
+  for (const [i, step] of steps.entries()) {
     if (control.cancelled) break;
-    sink.step(step.name, index);
-    const result = await runOne(step, sink, control);
+    sink.step(step.name, firstIndex + i);
+    const result = await runOne(step, sink, control, groups);
     if (control.cancelled) break;
     if (result !== null) return { outcome: 'failed', error: result };
   }
@@ -77,19 +91,20 @@ export async function runSteps(steps: readonly RunStep[], sink: StepSink, contro
 }
 
 /** Runs one step; resolves with null on exit 0, else the error text naming the step. */
-function runOne(step: RunStep, sink: StepSink, control: StepControl): Promise<string | null> {
+function runOne(step: RunStep, sink: StepSink, control: StepControl, groups?: GroupWatch): Promise<string | null> {
   const [program, ...args] = step.command;
   if (!program) return Promise.resolve(`Step "${step.name}" has no command.`);
   return new Promise((resolve) => {
     const child = spawn(program, args, {
       cwd: step.cwd,
-      env: step.env ? { ...process.env, ...step.env } : process.env,
+      env: step.cleanEnv ? step.env : step.env ? { ...process.env, ...step.env } : process.env,
       detached: true,
       shell: false,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const pid = child.pid ?? null;
     control.attach(pid);
+    if (pid !== null) groups?.started(pid);
     let settled = false;
     const settle = (value: string | null) => {
       if (settled) return;
@@ -122,7 +137,12 @@ function runOne(step: RunStep, sink: StepSink, control: StepControl): Promise<st
       let outcome: string | null = null;
       if (signal) outcome = `Step "${step.name}" was ended by ${signal}.`;
       else if (code !== 0) outcome = `Step "${step.name}" exited with code ${code}.`;
-      void leftovers.then(() => settle(outcome));
+      void leftovers
+        .then(() => control.stopped)
+        .then(() => {
+          if (pid !== null) groups?.ended(pid);
+          settle(outcome);
+        });
     });
   });
 }

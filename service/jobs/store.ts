@@ -51,6 +51,9 @@ export function createJobsStore(db: Db) {
     all: db.prepare<[number], JobRow>(`SELECT ${columns} FROM jobs ORDER BY id DESC LIMIT ?`),
     allAfter: db.prepare<[string, number], JobRow>(`SELECT ${columns} FROM jobs WHERE id < ? ORDER BY id DESC LIMIT ?`),
     unfinished: db.prepare<[], JobRow>(JOBS_SQL.unfinished),
+    activeRunner: db.prepare<[string], JobRow>(
+      `SELECT ${columns} FROM jobs WHERE state IN ('queued', 'running') AND kind != 'task' AND studio_id = ? ORDER BY id LIMIT 1`,
+    ),
     insert: db.prepare(
       `INSERT INTO jobs (${columns}) VALUES (@id, @studio_id, @kind, @title, @state, @progress_num, @progress_den,
         @last_error, @cancel_requested_at, @data, @timeline_id, @created_at, @updated_at, @finished_at)`,
@@ -111,6 +114,11 @@ export function createJobsStore(db: Db) {
      * Service start: every runner job (not a task job) a crash left queued or
      * running ends `failed` with `message`. Task jobs are the studio's to end.
      */
+    /** A lifecycle job or export of the studio that has not finished, if any (the launcher's `in_use`). */
+    activeRunner(studioId: string): JobRow | undefined {
+      return stmts.activeRunner.get(studioId);
+    },
+
     failInterrupted(message: string): JobRow[] {
       return db
         .transaction(() => {

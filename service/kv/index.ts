@@ -1,3 +1,3 @@
-export { createKvStore, KV_SQL } from './store';
+export { createKvStore, KV_SQL, purgeStudioKv } from './store';
 export type { KvStore } from './store';
 export { kvRoutes } from './routes';

@@ -122,3 +122,16 @@ export function createKvStore(db: Db, studios: StudiosStore) {
 }
 
 export type KvStore = ReturnType<typeof createKvStore>;
+
+/**
+ * Uninstall with purge (decisions §10): the studio's own documents go; keys it
+ * wrote in the `shared` namespace stay (they are every studio's). Its usage
+ * counter keeps only the shared bytes it still answers for. Inside the
+ * caller's transaction.
+ */
+export function purgeStudioKv(db: Db, studioId: string): void {
+  db.prepare('DELETE FROM kv WHERE scope = ?').run(studioId);
+  db.prepare(
+    `UPDATE studios SET kv_bytes_used = (SELECT coalesce(sum(size), 0) FROM kv WHERE scope = '' AND writer = ?) WHERE id = ?`,
+  ).run(studioId, studioId);
+}

@@ -1,4 +1,4 @@
-export { createRecordsStore, declareIndex, RECORDS_SQL } from './store';
+export { createRecordsStore, declareIndex, RECORDS_SQL, purgeStudioRecords } from './store';
 export type { RecordsStore, DeclaredIndex } from './store';
 export { recordRoutes } from './routes';
 export { COLLECTION_PATTERN } from './schema';

@@ -283,3 +283,9 @@ export function declareIndex(db: Db, input: { studioId: string; collection: stri
     })
     .immediate();
 }
+
+/** Uninstall with purge: every record of the studio goes (its declared indexes stay, as declarations). In the caller's transaction. */
+export function purgeStudioRecords(db: Db, studioId: string): void {
+  db.prepare('DELETE FROM records WHERE studio_id = ?').run(studioId);
+  db.prepare('UPDATE studios SET records_used = 0 WHERE id = ?').run(studioId);
+}

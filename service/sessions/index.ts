@@ -1,3 +1,3 @@
-export { createSessionsStore, SESSIONS_SQL } from './store';
+export { createSessionsStore, SESSIONS_SQL, purgeStudioSessions } from './store';
 export type { SessionsStore } from './store';
 export { sessionRoutes } from './routes';

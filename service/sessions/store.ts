@@ -163,3 +163,8 @@ export function createSessionsStore(db: Db, studios: StudiosStore) {
 }
 
 export type SessionsStore = ReturnType<typeof createSessionsStore>;
+
+/** Uninstall with purge: the studio's sessions go (their bytes were refunded by the kv purge's recount). In the caller's transaction. */
+export function purgeStudioSessions(db: Db, studioId: string): void {
+  db.prepare('DELETE FROM sessions WHERE studio_id = ?').run(studioId);
+}

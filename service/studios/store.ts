@@ -42,6 +42,7 @@ export function createStudiosStore(db: Db) {
     ),
     insertToken: db.prepare('INSERT INTO tokens (hash, studio_id, capabilities, created_at) VALUES (?, ?, ?, ?)'),
     revokeToken: db.prepare('UPDATE tokens SET revoked_at = ? WHERE hash = ? AND revoked_at IS NULL'),
+    revokeStudioTokens: db.prepare('UPDATE tokens SET revoked_at = ? WHERE studio_id = ? AND revoked_at IS NULL'),
     resolveToken: db.prepare<[Buffer], { hash: Buffer; studio_id: string; capabilities: string }>(
       'SELECT hash, studio_id, capabilities FROM tokens WHERE hash = ? AND revoked_at IS NULL',
     ),
@@ -105,6 +106,18 @@ export function createStudiosStore(db: Db) {
     revokeToken(token: string): boolean {
       tokenCache.grants.clear();
       return stmts.revokeToken.run(nowIso(), hashToken(token)).changes > 0;
+    },
+
+    /** Revokes a token by its stored hash (the launcher keeps only the hash of a runtime token it minted). */
+    revokeTokenHash(hash: Buffer): boolean {
+      tokenCache.grants.clear();
+      return stmts.revokeToken.run(nowIso(), hash).changes > 0;
+    },
+
+    /** Revokes every live token of a studio (uninstall); returns how many. */
+    revokeStudioTokens(studioId: string): number {
+      tokenCache.grants.clear();
+      return stmts.revokeStudioTokens.run(nowIso(), studioId).changes;
     },
 
     /**

@@ -229,3 +229,8 @@ function notFound(): ApiError {
 }
 
 export type TimelineStore = ReturnType<typeof createTimelineStore>;
+
+/** Uninstall with purge: the studio's live sequences are deleted (soft, as DELETE does: their clips stop counting for reclaim). In the caller's transaction. */
+export function purgeStudioTimelines(db: Db, studioId: string, at: string): void {
+  db.prepare('UPDATE timelines SET deleted_at = ? WHERE studio_id = ? AND deleted_at IS NULL').run(at, studioId);
+}

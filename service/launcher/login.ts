@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+import { hashToken } from '../core/auth';
+import type { LauncherStore } from './store';
+
+/**
+ * The browser's way in (decisions §10, as Jupyter does it): a one-time login
+ * URL `http://127.0.0.1:PORT/login?code=...`. The code is 32 random bytes,
+ * stored only as its SHA-256, works once and for two minutes; spending it
+ * sets the launcher credential as an HttpOnly, SameSite=Strict, host-only
+ * cookie. `serve` prints one at start and `backlot login-url` makes more: the
+ * CLI writes the code into the database and finds the server's port in the
+ * server file the server keeps in the data dir while it listens.
+ */
+
+export const LOGIN_CODE_TTL_MS = 2 * 60 * 1000;
+export const LAUNCHER_COOKIE = 'backlot_launcher';
+export const SERVER_FILE = 'server.json';
+
+export function createLoginCode(store: LauncherStore, now = Date.now()): string {
+  const code = randomBytes(32).toString('base64url');
+  store.addLoginCode(hashToken(code), new Date(now + LOGIN_CODE_TTL_MS).toISOString());
+  return code;
+}
+
+export function loginUrl(port: number, code: string): string {
+  return `http://127.0.0.1:${port}/login?code=${code}`;
+}
+
+export interface ServerInfo {
+  pid: number;
+  port: number;
+  url: string;
+  started_at: string;
+}
+
+/** Written (0600, temp name then rename) once the server listens. */
+export function writeServerInfo(dataDir: string, info: ServerInfo): void {
+  const file = join(dataDir, SERVER_FILE);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
+  const fd = openSync(tmp, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+}
+
+/** Removed at a clean stop, only when it is still this process's. */
+export function removeServerInfo(dataDir: string, pid = process.pid): void {
+  const info = readServerInfo(dataDir);
+  if (info && info.pid === pid) rmSync(join(dataDir, SERVER_FILE), { force: true });
+}
+
+/** The running server of a data dir, or null when none runs (no file, or its process is gone). */
+export function readServerInfo(dataDir: string): ServerInfo | null {
+  let info: ServerInfo;
+  try {
+    info = JSON.parse(readFileSync(join(dataDir, SERVER_FILE), 'utf8')) as ServerInfo;
+  } catch {
+    return null;
+  }
+  if (!Number.isSafeInteger(info.pid) || !Number.isSafeInteger(info.port)) return null;
+  try {
+    process.kill(info.pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
+  }
+  return info;
+}
+
+/** The launcher credential in a Cookie header, or null. */
+export function cookieCredential(header: string | undefined): string | null {
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq === -1) continue;
+    if (part.slice(0, eq).trim() === LAUNCHER_COOKIE) return part.slice(eq + 1).trim() || null;
+  }
+  return null;
+}
+
+export function launcherCookie(credential: string): string {
+  // No Domain: host-only, so it is never sent to <id>.localhost (decisions §10).
+  return `${LAUNCHER_COOKIE}=${credential}; Path=/; HttpOnly; SameSite=Strict`;
+}

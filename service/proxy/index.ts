@@ -1,0 +1,1 @@
+export { createStudioProxy, type StudioProxy, type StudioProxyOptions, type StudioTarget } from './proxy';

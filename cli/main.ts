@@ -3,6 +3,9 @@ import { openAdmin, STUDIO_ID_PATTERN } from '../service/admin';
 import { createService, type ServiceOptions } from '../service/app';
 import { CAPABILITIES, isLauncherCredential } from '../service/core/auth';
 import { defaultDataDir } from '../service/data-dir';
+import { openDatabase } from '../service/db/open';
+import { newLoginUrl } from '../service/launcher/cli-support';
+import { installCommand, NoServerError, startCommand, studiosTable, withServer } from './launcher';
 
 /**
  * bin/backlot: serve, studio add|set, token create|revoke (decisions §1), index add (§4),
@@ -27,6 +30,11 @@ Commands:
   token revoke TOKEN    revoke a token or a launcher credential
   index add             declare an index on a record field
   launcher-token        issue a launcher credential (printed once)
+  login-url             print a one-time sign-in URL for the running server
+  install PATH          install a studio from a folder (on the running server)
+  link PATH             install a studio by reference, for studio authors
+  start ID / stop ID    start or stop an installed studio
+  studios               list the installed studios
 
 Every command takes --data-dir DIR (default: $BACKLOT_HOME, else ${defaultDataDir({}, process.platform)}).
 Run 'backlot <command> --help' for a command's options.`,
@@ -64,6 +72,29 @@ Revokes a studio token or a launcher credential; a running server refuses it fro
 Prints a new launcher credential on one line. It opens the launcher's side of the
 service (the editor channel, GET /editor/events) and nothing of a studio's data API.
 It is stored only as a hash: keep it. Revoke it with 'backlot token revoke'.`,
+  'login-url': `Usage: backlot login-url [--data-dir DIR]
+
+Prints http://127.0.0.1:PORT/login?code=... for the server running on the data dir.
+The link works once, for two minutes, and signs a browser in to the launcher.
+Exits 1 when no server runs.`,
+  install: `Usage: backlot install PATH [--data-dir DIR]
+
+Installs the studio in the folder PATH (it holds backlot.json) on the running server:
+copies it, runs its install, build and download steps, showing their output.
+Exits 1 when a step fails or no server runs.`,
+  link: `Usage: backlot link PATH [--data-dir DIR]
+
+Installs the studio in PATH by reference: the server runs it from PATH itself, so
+edits show at its next start. For studio authors.`,
+  start: `Usage: backlot start ID [--data-dir DIR]
+
+Starts an installed studio and waits until it answers; prints its address.`,
+  stop: `Usage: backlot stop ID [--data-dir DIR]
+
+Stops a running studio (its whole process group) and revokes its token.`,
+  studios: `Usage: backlot studios [--data-dir DIR] [--json]
+
+Lists the installed studios with their state, port and address.`,
 };
 
 function parse(args: string[], options: Options, positionals: number, help: string) {
@@ -125,9 +156,6 @@ async function serve(args: string[]): Promise<void> {
     if (code === 'EADDRINUSE') throw new Error(`Port ${port} on 127.0.0.1 is already in use. Stop what holds it or pass --port.`);
     throw err;
   }
-  process.stdout.write(`Backlot listening on ${address.url}\n`);
-  process.stderr.write(`API ${address.url}/api/v1, data dir ${dataDir}\n`);
-
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -143,8 +171,44 @@ async function serve(args: string[]): Promise<void> {
       },
     );
   };
+  // The handlers come first: a supervisor may signal as soon as it reads the ready line.
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  process.stdout.write(`Backlot listening on ${address.url}\n`);
+  process.stdout.write(`Sign in to the launcher (this link works once, for two minutes): ${service.loginUrl()}\n`);
+  process.stderr.write(`API ${address.url}/api/v1, data dir ${dataDir}\n`);
+}
+
+function loginUrlCommand(args: string[]): void {
+  const { dataDir } = parse(args, {}, 0, HELP['login-url']!);
+  const url = newLoginUrl(openDatabase, dataDir);
+  if (url === null) throw new NoServerError(`No Backlot server is running on ${dataDir}. Start one with 'backlot serve'.`);
+  process.stdout.write(`${url}\n`);
+}
+
+async function launcherCommand(command: 'install' | 'link' | 'start' | 'stop' | 'studios', args: string[]): Promise<void> {
+  const positionals = command === 'studios' ? 0 : 1;
+  const { values, positionals: pos, dataDir } = parse(args, command === 'studios' ? { json: { type: 'boolean' } } : {}, positionals, HELP[command]!);
+  const out = (text: string) => process.stdout.write(text);
+  const ok = await withServer(dataDir, async (call) => {
+    if (command === 'install' || command === 'link') return installCommand(call, pos[0]!, command === 'link', out);
+    if (command === 'start') return startCommand(call, pos[0]!, out);
+    if (command === 'stop') {
+      await call.ok('POST', `/launcher/studios/${pos[0]}:stop`);
+      out(`${pos[0]} is stopped.\n`);
+      return true;
+    }
+    const items: unknown[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { items: unknown[]; next_cursor: string | null } = await call.ok('GET', `/launcher/studios?limit=500${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      items.push(...page.items);
+      cursor = page.next_cursor;
+    } while (cursor);
+    out(values.json ? `${JSON.stringify(items)}\n` : studiosTable(items));
+    return true;
+  });
+  if (!ok) process.exitCode = 1;
 }
 
 function withAdmin<T>(dataDir: string, fn: (admin: ReturnType<typeof openAdmin>) => T): T {
@@ -248,6 +312,14 @@ export async function main(argv: string[]): Promise<void> {
         return index(rest);
       case 'launcher-token':
         return launcherToken(rest);
+      case 'login-url':
+        return loginUrlCommand(rest);
+      case 'install':
+      case 'link':
+      case 'start':
+      case 'stop':
+      case 'studios':
+        return await launcherCommand(command, rest);
       case undefined:
       case 'help':
       case '--help':

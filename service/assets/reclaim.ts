@@ -26,7 +26,7 @@ export interface Preview {
 }
 
 export function createReclaimer(store: AssetsStore, blobs: BlobStore, secret: Buffer) {
-  function select(studioId: string, assetIds: string[] | undefined): { chosen: Candidate[]; preview: Preview } {
+  function select(studioId: string | null, assetIds: string[] | undefined): { chosen: Candidate[]; preview: Preview } {
     let chosen = store.candidates(studioId);
     if (assetIds) {
       const wanted = new Set(assetIds);
@@ -39,18 +39,19 @@ export function createReclaimer(store: AssetsStore, blobs: BlobStore, secret: Bu
     const items = store.dependents(assets);
     const bytes = chosen.reduce((sum, c) => sum + c.size, 0);
     const token = createHmac('sha256', secret)
-      .update(`assets:reclaim\n${studioId}\n${assets.join(',')}\n${items.join(',')}\n${bytes}`)
+      .update(`assets:reclaim\n${studioId ?? '*'}\n${assets.join(',')}\n${items.join(',')}\n${bytes}`)
       .digest('base64url')
       .slice(0, 32);
     return { chosen, preview: { preview: token, assets, items, bytes } };
   }
 
   return {
-    preview(studioId: string, assetIds?: string[]): Preview {
+    /** `studioId` null: the launcher, over every asset. */
+    preview(studioId: string | null, assetIds?: string[]): Preview {
       return select(studioId, assetIds).preview;
     },
 
-    reclaim(studioId: string, confirm: string, assetIds?: string[]): { reclaimed: string[]; bytes_freed: number } {
+    reclaim(studioId: string | null, confirm: string, assetIds?: string[]): { reclaimed: string[]; bytes_freed: number } {
       const { chosen, library } = store.transaction(() => {
         const { chosen, preview } = select(studioId, assetIds);
         if (preview.preview !== confirm) throw ApiError.previewChanged({ ...preview });

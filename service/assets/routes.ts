@@ -21,6 +21,7 @@ import { assetJson, type AssetView } from './store';
  *   GET  /assets/{id}/thumb     320 px WebP of an image, cached
  *   POST /assets:adopt          hardlink a file of the stage or data folder
  *   POST /assets:reclaim        preview, then confirm (decisions §7)
+ *   POST /launcher/assets:reclaim  the same over every studio's assets (launcher credential)
  */
 export function assetRoutes(domain: AssetsDomain): Route[] {
   const { store, blobs, ingest, thumbs, reclaimer } = domain;
@@ -167,6 +168,22 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
       handle({ body, principal }) {
         if (body.confirm === undefined) return { status: 200, body: reclaimer.preview(principal.studioId, body.asset_ids) };
         return { status: 200, body: reclaimer.reclaim(principal.studioId, body.confirm, body.asset_ids) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/launcher/assets:reclaim',
+      summary: "Reclaim the disk space of every studio's unused assets (the launcher)",
+      description:
+        'As `POST /assets:reclaim`, over every asset, including those no studio can read any more (an uninstall with purge ' +
+        'removes the studio\'s grants). Preview without `confirm`; with it, the reclaim of exactly the previewed set.',
+      capability: 'launcher',
+      body: reclaimBody,
+      success: { status: 200, description: 'The preview, or (with confirm) what was reclaimed', schema: reclaimPreview.or(reclaimResult) },
+      errors: [400, 409],
+      handle({ body }) {
+        if (body.confirm === undefined) return { status: 200, body: reclaimer.preview(null, body.asset_ids) };
+        return { status: 200, body: reclaimer.reclaim(null, body.confirm, body.asset_ids) };
       },
     }),
   ];

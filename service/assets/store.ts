@@ -110,13 +110,16 @@ export function createAssetsStore(db: Db) {
     const notLive = sources
       .map((s) => `AND NOT EXISTS (SELECT 1 FROM (${s.liveSql}) AS live WHERE live.asset_id = a.id)`)
       .join('\n        ');
-    return db.prepare<[string], Candidate>(
-      `SELECT a.id, a.sha256, a.ext, a.size FROM assets a
-       JOIN asset_access x ON x.asset_id = a.id AND x.studio_id = ?
+    const sql = (scope: string) => `SELECT a.id, a.sha256, a.ext, a.size FROM assets a
+       ${scope}
        WHERE a.reclaimed_at IS NULL AND a.pinned = 0 AND a.referenced_at IS NOT NULL
         ${notLive}
-       ORDER BY a.id`,
-    );
+       ORDER BY a.id`;
+    return {
+      studio: db.prepare<[string], Candidate>(sql('JOIN asset_access x ON x.asset_id = a.id AND x.studio_id = ?')),
+      // The launcher's side reads every asset, also those no studio can read any more (after an uninstall with purge).
+      all: db.prepare<[], Candidate>(sql('')),
+    };
   }
 
   return {
@@ -172,10 +175,10 @@ export function createAssetsStore(db: Db) {
       candidatesStmt = null;
     },
 
-    /** The caller's reclaimable assets, id ascending. */
-    candidates(studioId: string): Candidate[] {
+    /** The caller's reclaimable assets, id ascending; `null`: every studio's (the launcher). */
+    candidates(studioId: string | null): Candidate[] {
       candidatesStmt ??= prepareCandidates();
-      return candidatesStmt.all(studioId);
+      return studioId === null ? candidatesStmt.all.all() : candidatesStmt.studio.all(studioId);
     },
 
     /** Dead rows of every source that go with these assets (the preview's `items`). */

@@ -1,7 +1,6 @@
 import { request } from 'node:http';
 import { resolve } from 'node:path';
-import { openAdmin } from '../service/admin';
-import { readServerInfo } from '../service/launcher';
+import { openAdmin, runningServer } from '../service/admin';
 
 /**
  * The launcher without a UI (issue 15): `install`, `link`, `start`, `stop`,
@@ -19,7 +18,7 @@ interface Reply {
 }
 
 export async function withServer<T>(dataDir: string, fn: (call: Caller) => Promise<T>): Promise<T> {
-  const info = readServerInfo(dataDir);
+  const info = runningServer(dataDir);
   if (!info) throw new NoServerError(`No Backlot server is running on ${dataDir}. Start one with 'backlot serve'.`);
   const admin = openAdmin(dataDir);
   const credential = admin.createLauncherCredential();

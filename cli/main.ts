@@ -3,8 +3,6 @@ import { openAdmin, STUDIO_ID_PATTERN } from '../service/admin';
 import { createService, type ServiceOptions } from '../service/app';
 import { CAPABILITIES, isLauncherCredential } from '../service/core/auth';
 import { defaultDataDir } from '../service/data-dir';
-import { openDatabase } from '../service/db/open';
-import { newLoginUrl } from '../service/launcher/cli-support';
 import { installCommand, NoServerError, startCommand, studiosTable, withServer } from './launcher';
 
 /**
@@ -181,7 +179,7 @@ async function serve(args: string[]): Promise<void> {
 
 function loginUrlCommand(args: string[]): void {
   const { dataDir } = parse(args, {}, 0, HELP['login-url']!);
-  const url = newLoginUrl(openDatabase, dataDir);
+  const url = withAdmin(dataDir, (admin) => admin.loginUrl());
   if (url === null) throw new NoServerError(`No Backlot server is running on ${dataDir}. Start one with 'backlot serve'.`);
   process.stdout.write(`${url}\n`);
 }

@@ -8,6 +8,12 @@ import { openDatabase } from './db/open';
 import { studioDirs } from './data-dir';
 import { createLauncherCredentials, createStudiosStore } from './studios';
 import { declareIndex } from './records';
+import { createLauncherStore, createLoginCode, loginUrl, readServerInfo, type ServerInfo } from './launcher';
+
+/** The server running on a data dir (its server file, and its process alive), or null. */
+export function runningServer(dataDir: string): ServerInfo | null {
+  return readServerInfo(dataDir);
+}
 
 /**
  * What the CLI does to a data dir, while the server may be running on it:
@@ -52,6 +58,12 @@ export function openAdmin(dataDir: string) {
     /** A new launcher credential (decisions §10), returned once; only its hash is stored. */
     createLauncherCredential(): string {
       return launcher.create();
+    },
+
+    /** A one-time login URL for the running server (decisions §10), or null when none runs. */
+    loginUrl(): string | null {
+      const info = readServerInfo(dataDir);
+      return info ? loginUrl(info.port, createLoginCode(createLauncherStore(db))) : null;
     },
 
     /** Revokes a studio token or a launcher credential (told apart by their prefixes). */

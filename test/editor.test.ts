@@ -155,9 +155,6 @@ describe('GET /editor/events on the real service', { timeout: 60_000 }, () => {
 
   // Own origin only, 403 before 401. Built per test: the headers name the port.
   const ownOriginOnly: { name: string; headers: () => Record<string, string>; credential?: boolean; path?: string }[] = [
-    { name: "a studio's host name", headers: () => host('paint.localhost') },
-    { name: "a studio's host name, no credential (403 first)", headers: () => host('paint.localhost'), credential: false },
-    { name: "a studio's host name on another path under /editor", headers: () => host('paint.localhost'), path: '/editor/x' },
     { name: "a studio page's Origin", headers: () => ({ Origin: `http://paint.localhost:${env.port}` }) },
     { name: "a studio page's Origin, no credential (403 first)", headers: () => ({ Origin: `http://paint.localhost:${env.port}` }), credential: false },
     { name: 'a foreign Origin', headers: () => ({ Origin: 'http://evil.example' }) },
@@ -166,6 +163,21 @@ describe('GET /editor/events on the real service', { timeout: 60_000 }, () => {
     { name: 'Sec-Fetch-Site same-site', headers: () => ({ 'Sec-Fetch-Site': 'same-site' }) },
     { name: 'Sec-Fetch-Site cross-site', headers: () => ({ 'Sec-Fetch-Site': 'cross-site' }) },
   ];
+  // A studio's host name is the studio's own origin: every path there but /api/v1 and
+  // /_backlot goes to the studio's server (issue 15), so /editor is never the editor
+  // channel there. No studio `paint` is installed: the proxy's 404 page answers.
+  for (const [name, credential, path] of [
+    ["a studio's host name", true, '/editor/events'],
+    ["a studio's host name, no credential", false, '/editor/events'],
+    ["a studio's host name on another path under /editor", true, '/editor/x'],
+  ] as const) {
+    test(`${name}: the studio's origin, never the editor channel`, { timeout: 15_000 }, async () => {
+      const res = await send(env.port, { path, token: credential ? env.tokens.launcher : undefined, headers: host('paint.localhost') });
+      assert.equal(res.status, 404);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      assert.match(res.text, /No studio named paint/);
+    });
+  }
   for (const row of ownOriginOnly) {
     test(`${row.name}: 403 bad_origin`, { timeout: 15_000 }, async () => {
       const token = row.credential === false ? undefined : env.tokens.launcher;

@@ -89,7 +89,17 @@ describe('token, capability, unknown paths', () => {
     { name: 'an unknown token', path: '/sessions', token: 'blt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', expectStatus: 401, expectCode: 'unauthenticated' },
     { name: 'an unknown path without a token is 401, not 404', path: '/nowhere', expectStatus: 401, expectCode: 'unauthenticated' },
     { name: 'an unknown path with a token is 404', path: '/nowhere', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
-    { name: 'a path outside the API is 404', path: '!/', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
+    { name: 'a path outside the API is 404', path: '!/nowhere', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
+    {
+      name: "/ is the launcher's page: without its sign-in, it says how to get one (no data)",
+      path: '!/',
+      as: 'alpha',
+      expectStatus: 200,
+      check: (res) => {
+        assert.match(String(res.headers['content-type']), /^text\/html/);
+        assert.match(res.text, /backlot login-url/);
+      },
+    },
     { name: 'paths are case-sensitive', path: '/KV/ns/k', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'an unknown method is 404', method: 'PUT', path: '/sessions', as: 'alpha', body: {}, expectStatus: 404, expectCode: 'not_found' },
     {

@@ -29,11 +29,9 @@ export interface EditorRoutesDeps {
 
 export function editorMiddleware(deps: EditorRoutesDeps) {
   /**
-   * The caller of the launcher side. Today the `Authorization: Bearer`
-   * header only (the desktop shell and tests). The editor page in a browser
-   * will carry the same credential as an HttpOnly, SameSite=Strict cookie set
-   * by the one-time login URL: read it here and pass it to the same
-   * authenticateLauncher check.
+   * The caller of the launcher side: the credential from `Authorization:
+   * Bearer` (the desktop shell, tests) or the HttpOnly cookie the one-time
+   * login URL set (a browser), through the same authenticateLauncher check.
    */
   const authenticate = (ctx: Context): LauncherPrincipal => authenticateLauncher(deps.credential(ctx), deps.credentials.resolve);
 

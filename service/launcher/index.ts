@@ -15,6 +15,8 @@ export { launcherPages } from './pages';
 export { manifestSchema, parseManifest } from './manifest';
 export type { Manifest } from './manifest';
 export type { InstalledStudio } from './store';
+export { createLauncherStore } from './store';
+export type { ServerInfo } from './login';
 
 /** Default time a studio has to answer on its ready_path (decisions §10: 60 s). */
 export const READY_TIMEOUT_MS = 60_000;

@@ -91,7 +91,8 @@ const REFUSED: Row[] = [
 describe('checkRequestSource allows', () => {
   for (const row of ALLOWED) {
     test(`${row.name} -> studioId ${JSON.stringify(row.studioId)}`, () => {
-      assert.deepEqual(checkRequestSource(source(row), PORT), { studioId: row.studioId });
+      const hostStudioId = /^([a-z][a-z0-9-]+)\.localhost:/i.exec(row.host ?? '')?.[1]?.toLowerCase() ?? null;
+      assert.deepEqual(checkRequestSource(source(row), PORT), { studioId: row.studioId, hostStudioId });
     });
   }
 });

@@ -70,6 +70,12 @@ function isCursorValue(v: unknown): v is CursorValue {
   return v === null || ['string', 'number', 'boolean'].includes(typeof v);
 }
 
+/** The position of a cursor that names one string (an id): 400 `bad_cursor` for any other. */
+export function stringPosition(values: readonly CursorValue[]): string {
+  if (values.length !== 1 || typeof values[0] !== 'string') throw ApiError.badCursor();
+  return values[0];
+}
+
 /**
  * Turns `limit + 1` fetched rows into a page: the extra row only says that
  * another page exists; the cursor names the last row shown.

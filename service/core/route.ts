@@ -89,6 +89,11 @@ export interface Route<P = any, Q = any, B = any, V = any> {
   handle(input: RouteInput<P, Q, B, V>): Reply | Promise<Reply>;
 }
 
+/** A server-sent event stream as a reply (no caching, no proxy buffering). */
+export function eventStreamReply(stream: Readable): Reply {
+  return { status: 200, stream, type: 'text/event-stream', headers: { 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' } };
+}
+
 /** Helper that keeps a route's input types inferred from its schemas. */
 export function route<P = Record<string, never>, Q = Record<string, never>, B = undefined, V = void>(
   r: Route<P, Q, B, V>,

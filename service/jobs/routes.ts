@@ -1,8 +1,6 @@
-import type { Readable } from 'node:stream';
 import type { Principal } from '../core/auth';
-import { ApiError } from '../core/errors';
-import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagination';
-import { route, type Reply, type Route } from '../core/route';
+import { DEFAULT_LIMIT, pageJson, stringPosition, toPage, type CursorCodec } from '../core/pagination';
+import { eventStreamReply, route, type Reply, type Route } from '../core/route';
 import type { JobsDomain } from './domain';
 import { idParams, job, jobPage, listQuery, logAppend, taskCreate, taskUpdate } from './schema';
 import { parseLastEventId } from '../core/sse';
@@ -39,7 +37,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
       handle({ query, principal }) {
         const limit = query.limit ?? DEFAULT_LIMIT;
         const binding = `jobs\n${principal.studioId}`;
-        const after = query.cursor ? toAfter(cursors.decode(binding, query.cursor)) : null;
+        const after = query.cursor ? stringPosition(cursors.decode(binding, query.cursor)) : null;
         const rows = jobs.store.list({ studioId: principal.studioId }, after, limit + 1);
         const page = toPage(rows, limit, cursors, binding, (r) => [r.id], jobJson);
         return { status: 200, rawJson: pageJson(page) };
@@ -102,7 +100,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
       handle({ params, principal, ctx }) {
         const row = jobs.store.visible(principal.studioId, params.id);
         ctx.req.socket.setTimeout(0);
-        return eventStream(jobs.logStream(row, parseLastEventId(ctx.get('Last-Event-ID') || undefined)));
+        return eventStreamReply(jobs.logStream(row, parseLastEventId(ctx.get('Last-Event-ID') || undefined)));
       },
     }),
     route({
@@ -146,25 +144,13 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
       errors: [],
       handle({ principal, ctx }) {
         ctx.req.socket.setTimeout(0);
-        return eventStream(jobs.channelStream(principal.studioId));
+        return eventStreamReply(jobs.channelStream(principal.studioId));
       },
     }),
   ];
 }
 
-function eventStream(stream: Readable): Reply {
-  return {
-    status: 200,
-    stream,
-    type: 'text/event-stream',
-    headers: { 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' },
-  };
-}
 
-function toAfter(values: unknown[]): string {
-  if (values.length !== 1 || typeof values[0] !== 'string') throw ApiError.badCursor();
-  return values[0];
-}
 
 function reply(status: number, row: JobRow): Reply {
   return { status, rawJson: jobJson(row) };

@@ -6,8 +6,7 @@ import { nowIso } from '../core/time';
 import type { JobContext, JobRow, JobsDomain, RunStep } from '../jobs';
 import type { StudiosStore } from '../studios';
 import { copyTree, removeTree } from './copy';
-import { sha256File } from './verify';
-import { DownloadUrlError, fetchDownload, parseDownloadUrl, removePartial, resolveDownloadTarget } from './download';
+import { DownloadUrlError, fetchDownload, parseDownloadUrl, removePartial, resolveDownloadTarget, verifyFile } from './download';
 import { stepEnv } from './env';
 import { blocked, checkContained, commandArgv, inside, MANIFEST_FILE, MAX_MANIFEST_BYTES, parseManifest, type Manifest } from './manifest';
 import type { Runtime } from './runtime';
@@ -389,7 +388,7 @@ function checkDownloadUrls(m: Manifest, src: string): void {
 async function reuseDownload(fromApp: string, toApp: string, to: string, sha256: string): Promise<{ size: number; mtimeMs: number } | null> {
   const from = join(fromApp, to);
   const dest = join(toApp, to);
-  if ((await sha256File(from)) !== sha256) return null;
+  if (!(await verifyFile(from, sha256))) return null;
   await mkdir(dirname(dest), { recursive: true });
   await removeTree(dest);
   await link(from, dest).catch(() => copyFile(from, dest));

@@ -1,7 +1,6 @@
-import type { Readable } from 'node:stream';
 import { ApiError } from '../core/errors';
-import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagination';
-import { route, type Reply, type Route } from '../core/route';
+import { DEFAULT_LIMIT, pageJson, stringPosition, toPage, type CursorCodec } from '../core/pagination';
+import { eventStreamReply, route, type Reply, type Route } from '../core/route';
 import { parseLastEventId } from '../core/sse';
 import { jobJson, jobPageSchema, jobSchema, type JobRow, type JobsDomain } from '../jobs';
 import type { Lifecycle } from './lifecycle';
@@ -60,7 +59,7 @@ export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
       handle({ query }) {
         const limit = query.limit ?? DEFAULT_LIMIT;
         const binding = 'launcher-studios';
-        const after = query.cursor ? oneString(cursors.decode(binding, query.cursor)) : null;
+        const after = query.cursor ? stringPosition(cursors.decode(binding, query.cursor)) : null;
         const page = toPage(store.page(after, limit + 1), limit, cursors, binding, (s) => [s.id], d.studioJson);
         return { status: 200, body: page };
       },
@@ -172,7 +171,7 @@ export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
       errors: [400, 404],
       handle({ params, ctx }) {
         ctx.req.socket.setTimeout(0);
-        return eventStream(runtime.logStream(params.id, parseLastEventId(ctx.get('Last-Event-ID') || undefined)));
+        return eventStreamReply(runtime.logStream(params.id, parseLastEventId(ctx.get('Last-Event-ID') || undefined)));
       },
     }),
     route({
@@ -186,7 +185,7 @@ export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
       handle({ query }) {
         const limit = query.limit ?? DEFAULT_LIMIT;
         const binding = `launcher-jobs\n${query.studio ?? ''}`;
-        const after = query.cursor ? oneString(cursors.decode(binding, query.cursor)) : null;
+        const after = query.cursor ? stringPosition(cursors.decode(binding, query.cursor)) : null;
         const scope = query.studio ? { studioId: query.studio } : { all: true as const };
         const page = toPage(jobs.store.list(scope, after, limit + 1), limit, cursors, binding, (r) => [r.id], jobJson);
         return { status: 200, rawJson: pageJson(page) };
@@ -217,7 +216,7 @@ export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
       errors: [404],
       handle({ seen, ctx }) {
         ctx.req.socket.setTimeout(0);
-        return eventStream(jobs.logStream(seen, parseLastEventId(ctx.get('Last-Event-ID') || undefined)));
+        return eventStreamReply(jobs.logStream(seen, parseLastEventId(ctx.get('Last-Event-ID') || undefined)));
       },
     }),
     route({
@@ -248,17 +247,10 @@ export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
       errors: [],
       handle({ ctx }) {
         ctx.req.socket.setTimeout(0);
-        return eventStream(jobs.channelStream(null));
+        return eventStreamReply(jobs.channelStream(null));
       },
     }),
   ];
 }
 
-function eventStream(stream: Readable): Reply {
-  return { status: 200, stream, type: 'text/event-stream', headers: { 'Cache-Control': 'no-cache', 'X-Accel-Buffering': 'no' } };
-}
 
-function oneString(values: unknown[]): string {
-  if (values.length !== 1 || typeof values[0] !== 'string') throw ApiError.badCursor();
-  return values[0];
-}

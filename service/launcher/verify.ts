@@ -1,6 +1,6 @@
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { hashHandle } from '../assets';
+import { verifyFile } from './download';
 import type { InstalledStudio, VerifiedDownload } from './store';
 
 /**
@@ -28,21 +28,7 @@ export async function checkDownloads(s: InstalledStudio): Promise<VerifiedDownlo
       continue;
     }
     if (known && known.size === st.size && known.mtime_ms === st.mtimeMs) continue;
-    if ((await sha256File(path)) !== d.sha256) stale.push(known ?? fallback);
+    if (!(await verifyFile(path, d.sha256))) stale.push(known ?? fallback);
   }
   return stale;
-}
-
-export async function sha256File(path: string): Promise<string | null> {
-  let handle;
-  try {
-    handle = await open(path, 'r');
-  } catch {
-    return null;
-  }
-  try {
-    return await hashHandle(handle);
-  } finally {
-    await handle.close();
-  }
 }

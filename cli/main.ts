@@ -68,8 +68,9 @@ Revokes a studio token or a launcher credential; a running server refuses it fro
   'launcher-token': `Usage: backlot launcher-token [--data-dir DIR]
 
 Prints a new launcher credential on one line. It opens the launcher's side of the
-service (the editor channel, GET /editor/events) and nothing of a studio's data API.
-It is stored only as a hash: keep it. Revoke it with 'backlot token revoke'.`,
+service (/api/v1/launcher/..., the editor channel GET /editor/events) and nothing of a
+studio's data API. It is stored only as a hash: keep it. Revoke it with 'backlot token revoke'.
+A browser signs in with 'backlot login-url' instead.`,
   'login-url': `Usage: backlot login-url [--data-dir DIR]
 
 Prints http://127.0.0.1:PORT/login?code=... for the server running on the data dir.

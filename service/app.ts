@@ -308,14 +308,15 @@ export function createService(options: ServiceOptions): Service {
         const s = createServer({ requireHostHeader: false, requestTimeout: 0 }, callback);
         // WebSocket (and any other) upgrades: only a studio's origin has them, passed to its server.
         s.on('upgrade', (req, socket, head) => {
-          let studioId: string | null = null;
+          let studioId: string | null;
           try {
-            studioId = checkRequestSource(sourceOfHeaders(req.headers), port, { navigation: false }).hostStudioId;
-          } catch {
-            studioId = null;
+            studioId = checkRequestSource(sourceOfHeaders(req.headers), port).hostStudioId;
+          } catch (err) {
+            refuseUpgrade(socket, err instanceof ApiError ? err : ApiError.badOrigin('Refused.'));
+            return;
           }
           if (studioId === null) {
-            socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+            refuseUpgrade(socket, ApiError.notFound('An upgrade on the service\'s own origin'));
             return;
           }
           proxy.upgrade(studioId, req, socket, head);
@@ -418,6 +419,15 @@ function isStudioNavigation(ctx: Context, port: number): boolean {
   if (ctx.path.startsWith(`${API_PREFIX}/`) || ctx.path === API_PREFIX || ctx.path.startsWith(`${BACKLOT_PREFIX}/`)) return false;
   const host = classifyAuthority(ctx.get('Host'), port);
   return host?.kind === 'studio';
+}
+
+/** An upgrade the service will not pass on: the error body, then the connection ends. */
+function refuseUpgrade(socket: import('node:stream').Duplex, error: ApiError): void {
+  const body = JSON.stringify(error.toBody());
+  socket.end(
+    `HTTP/1.1 ${error.status} ${error.status === 403 ? 'Forbidden' : 'Not Found'}\r\nConnection: close\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }
 
 function envMs(name: string): number | undefined {

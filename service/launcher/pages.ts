@@ -28,7 +28,8 @@ const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self';
 export function launcherPages(d: PagesDeps) {
   return async (ctx: Context, next: Next): Promise<void> => {
     if (ctx.path !== '/login' && ctx.path !== '/') return next();
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    // A HEAD (a link preview, a prefetch) must not spend a one-time code.
+    if (ctx.method !== 'GET' && !(ctx.method === 'HEAD' && ctx.path === '/')) return next();
     requireServiceOrigin(
       { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined },
       d.port(),

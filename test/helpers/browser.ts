@@ -1,0 +1,91 @@
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { ROOT } from './service';
+
+/**
+ * The real Chromium of the machine (/usr/bin/chromium, installed by apt; CI installs
+ * it when it is missing) driven through playwright-core. `playwright install` is never
+ * run: no browser is downloaded. Chromium resolves every `*.localhost` name to the
+ * loopback address by itself, so studio origins need no hosts file.
+ */
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const RESULTS_DIR = join(ROOT, 'test-results');
+export type Scheme = 'light' | 'dark';
+export const SCHEMES: readonly Scheme[] = ['light', 'dark'];
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** A fresh context (its own cookies) with the given colour scheme and a laptop-sized viewport. */
+export function newContext(browser: Browser, scheme: Scheme = 'light', options: BrowserContextOptions = {}): Promise<BrowserContext> {
+  return browser.newContext({ colorScheme: scheme, viewport: { width: 1280, height: 900 }, ...options });
+}
+
+/** Saves test-results/<name>-<scheme>.png (full page) and returns its path. */
+export async function saveScreenshot(page: Page, name: string, scheme: Scheme): Promise<string> {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = join(RESULTS_DIR, `${name}-${scheme}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/**
+ * Collects what goes wrong in a page: uncaught exceptions, console errors and
+ * answers of 400 or more (as "STATUS PATH", same-origin paths without the origin),
+ * so that a test can require none but those it expects. Chromium's own console line
+ * for a failed load ("Failed to load resource") is left out: the answer is listed.
+ */
+export function watchPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) errors.push(`console: ${msg.text()}`);
+  });
+  page.on('response', (r) => {
+    if (r.status() < 400) return;
+    const url = new URL(r.url());
+    const here = new URL(page.url());
+    errors.push(`${r.status()} ${url.origin === here.origin ? url.pathname : url.href}`);
+  });
+  return errors;
+}
+
+/**
+ * The runtime token the launcher handed a running studio (BACKLOT_TOKEN in its start
+ * command's environment), read from /proc: the credential a studio's server holds,
+ * which a page must never be able to use for another studio.
+ */
+export function runtimeToken(studioId: string, serviceDataDir: string): string {
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    let env: Map<string, string>;
+    try {
+      env = new Map(
+        readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as [string, string]),
+      );
+    } catch {
+      continue; // gone, or not ours
+    }
+    if (env.get('BACKLOT_STUDIO_ID') === studioId && (env.get('BACKLOT_DATA_DIR') ?? '').startsWith(serviceDataDir) && env.get('BACKLOT_TOKEN')) {
+      return env.get('BACKLOT_TOKEN')!;
+    }
+  }
+  throw new Error(`No running process of the studio ${studioId} under ${serviceDataDir}`);
+}

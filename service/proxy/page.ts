@@ -64,7 +64,7 @@ const STYLE = [
   'body{margin:0;min-height:100vh;display:grid;place-items:center;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,sans-serif}',
   'main{max-width:34rem;margin:1rem;padding:1.5rem 2rem;background:var(--card);border:1px solid var(--line);border-radius:12px}',
   'h1{font-size:1.25rem;margin:0 0 .75rem}p{margin:.5rem 0;color:var(--muted)}',
-  'code{font:.9em ui-monospace,monospace;padding:.1em .3em;border:1px solid var(--line);border-radius:4px;color:var(--fg)}',
+  'code{font:.9em ui-monospace,monospace;padding:.1em .3em;border:1px solid var(--line);border-radius:4px;color:var(--fg);white-space:nowrap}',
   'small{display:block;margin-top:1rem;color:var(--muted)}',
 ].join('');
 

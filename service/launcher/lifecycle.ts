@@ -1,4 +1,4 @@
-import { copyFile, link, lstat, mkdir, readFile, rename, stat } from 'node:fs/promises';
+import { copyFile, link, lstat, mkdir, readFile, realpath, rename, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, parse as parsePath, resolve, sep } from 'node:path';
 import { ApiError } from '../core/errors';
 import { ensureDir } from '../core/files';
@@ -6,7 +6,7 @@ import { nowIso } from '../core/time';
 import type { JobContext, JobRow, JobsDomain, RunStep } from '../jobs';
 import type { StudiosStore } from '../studios';
 import { copyTree, removeTree } from './copy';
-import { DownloadUrlError, fetchDownload, parseDownloadUrl, removePartial, resolveDownloadTarget, verifyFile } from './download';
+import { DownloadUrlError, fetchDownload, parseDownloadUrl, partialPath, removePartial, resolveDownloadTarget, verifyFile } from './download';
 import { stepEnv } from './env';
 import { blocked, checkContained, commandArgv, inside, MANIFEST_FILE, MAX_MANIFEST_BYTES, parseManifest, type Manifest } from './manifest';
 import type { Runtime } from './runtime';
@@ -146,11 +146,14 @@ export function createLifecycle(d: LifecycleDeps) {
     checkContained(m, appDir);
     checkDownloadUrls(m, src);
     const now = nowIso();
+    /** The manifest of a failed earlier install whose app folder may hold partial downloads to resume. */
+    let failedBefore: Manifest | null = null;
     const s = d.store.transaction(() => {
       const existing = d.store.get(id);
       if (existing && (existing.installed || d.jobs.store.activeRunner(id))) {
         throw new ApiError(409, 'id_taken', `A studio with the id "${id}" is already installed; update or uninstall it.`, { id });
       }
+      if (existing && !existing.linked) failedBefore = existing.manifest;
       if (!d.studios.get(id)) d.studios.add({ id, name: m.name });
       d.declareIndexes(id, m.collections);
       return d.store.put({
@@ -184,6 +187,7 @@ export function createLifecycle(d: LifecycleDeps) {
         if (!link) {
           ctx.log([`copying ${src}`]);
           const files = await copyTree(src, tmp, ctx.signal);
+          if (await keepPartials(failedBefore, m, appDir, tmp)) ctx.log(['kept the partial downloads of the earlier attempt']);
           await removeTree(appDir);
           await rename(tmp, appDir);
           ctx.log([`copied ${files} files to ${appDir}`]);
@@ -382,6 +386,36 @@ function checkDownloadUrls(m: Manifest, src: string): void {
       throw err;
     }
   });
+}
+
+/**
+ * Reinstalling over a failed install: a partial download (`<to>.part`, kept
+ * by a failed download so that the next attempt resumes with Range) moves
+ * from the old app folder into the new copy when the new manifest asks for
+ * the same file from the same URL. True when one moved.
+ */
+async function keepPartials(before: Manifest | null, m: Manifest, fromApp: string, toApp: string): Promise<boolean> {
+  let kept = false;
+  for (const spec of m.download ?? []) {
+    if (!(before?.download ?? []).some((o) => o.url === spec.url && o.sha256 === spec.sha256 && o.to === spec.to)) continue;
+    let from: string;
+    let to: string;
+    try {
+      from = partialPath(resolveDownloadTarget(fromApp, spec.to));
+      to = partialPath(resolveDownloadTarget(toApp, spec.to));
+    } catch {
+      continue;
+    }
+    const st = await lstat(from).catch(() => null);
+    if (!st?.isFile() || st.size === 0) continue;
+    // Only a file really inside the old app folder (no link in its path leads elsewhere).
+    const real = await realpath(from).catch(() => null);
+    if (real === null || !inside(await realpath(fromApp), real)) continue;
+    await mkdir(dirname(to), { recursive: true });
+    await rename(from, to);
+    kept = true;
+  }
+  return kept;
 }
 
 /** Hard-links (else copies) a verified download of the installed version into the new folder, if its bytes still match. */

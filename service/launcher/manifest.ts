@@ -94,7 +94,10 @@ export function parseManifest(text: string): Manifest {
   const parsed = manifestSchema.safeParse(raw);
   if (!parsed.success) {
     const error = zodToApiError(parsed.error, 'manifest');
-    const member = (error.details.issues as { field: string }[] | undefined)?.[0]?.field ?? 'manifest';
+    // The member named is the first bad one; an unknown member (a typo) is named itself, not the object holding it.
+    const first = parsed.error.issues[0];
+    const unknown = first?.code === 'unrecognized_keys' ? first.keys.slice(0, 1) : [];
+    const member = first ? ['manifest', ...first.path.map(String), ...unknown].join('.') : 'manifest';
     throw ApiError.badRequest(`${MANIFEST_FILE}: ${error.message}`, { ...error.details, member });
   }
   checkCommands(parsed.data);

@@ -205,20 +205,34 @@ export function createRuntime(d: RuntimeDeps) {
   }
 
   /** Ends the studio's process group, revokes its token; 409 `not_running` when it is not running. */
-  async function stop(id: string, graceMs = d.killGraceMs): Promise<InstalledStudio> {
+  async function stop(id: string, graceMs = d.killGraceMs): Promise<InstalledStudio | null> {
     const s = d.store.require(id);
     const entry = live.get(id);
     if (!entry || (s.state !== 'starting' && s.state !== 'running')) {
       throw new ApiError(409, 'not_running', `The studio "${id}" is not running (state ${s.state}).`, { state: s.state });
     }
+    return end(id, entry, graceMs);
+  }
+
+  /**
+   * Ends a live studio whatever its state says: an uninstall has already
+   * marked it `uninstalling` (a state it keeps), a stop marks it `stopping`
+   * and then `installed`. Resolves once none of its group is alive and its
+   * token is revoked.
+   */
+  async function end(id: string, entry: Live, graceMs: number): Promise<InstalledStudio | null> {
     entry.stopping = true;
-    d.announce(d.store.change(id, (r) => ({ ...r, state: 'stopping' })));
+    const before = d.store.get(id);
+    if (before && (before.state === 'starting' || before.state === 'running')) {
+      d.announce(d.store.change(id, (r) => ({ ...r, state: 'stopping' })));
+    }
     await endGroup(entry.pgid, graceMs);
     await entry.gone;
-    live.delete(id);
+    if (live.get(id) === entry) live.delete(id);
     d.studios.revokeTokenHash(hashToken(entry.token));
     log(id).lines(['[backlot] stopped'], null);
-    const row = d.store.change(id, (r) => ({ ...r, state: 'installed', port: null, token_hash: null }));
+    if (!d.store.get(id)) return null;
+    const row = d.store.change(id, (r) => ({ ...r, state: r.state === 'stopping' ? 'installed' : r.state, port: null, token_hash: null }));
     d.announce(row);
     return row;
   }
@@ -226,10 +240,11 @@ export function createRuntime(d: RuntimeDeps) {
   return {
     start,
     stop,
-    /** Stops it when it runs; resolves either way (update, uninstall). */
+    /** Stops it when it runs, whatever its state (update, uninstall); resolves either way. */
     async stopIfRunning(id: string): Promise<boolean> {
-      if (!live.has(id)) return false;
-      await stop(id).catch(() => undefined);
+      const entry = live.get(id);
+      if (!entry) return false;
+      await end(id, entry, d.killGraceMs);
       return true;
     },
     isRunning: (id: string) => live.has(id),
@@ -242,7 +257,7 @@ export function createRuntime(d: RuntimeDeps) {
     logStream: (id: string, after: number) => log(id).stream(after),
     /** Service stop: every studio stops (shorter grace), side by side. */
     async close(graceMs: number): Promise<void> {
-      await Promise.all([...live.keys()].map((id) => stop(id, graceMs).catch(() => undefined)));
+      await Promise.all([...live.entries()].map(([id, entry]) => end(id, entry, graceMs).catch(() => undefined)));
     },
   };
 }

@@ -236,7 +236,9 @@ export function createService(options: ServiceOptions): Service {
   app.use(async (ctx, next) => {
     const studioId = (ctx.state.source as OriginVerdict).hostStudioId;
     if (studioId === null) return next();
-    if (ctx.path.startsWith(`${BACKLOT_PREFIX}${API_PREFIX}/`)) {
+    if (ctx.path === BACKLOT_PREFIX || ctx.path.startsWith(`${BACKLOT_PREFIX}/`)) {
+      // The whole prefix is the service's: nothing under it reaches the studio's server.
+      if (!ctx.path.startsWith(`${BACKLOT_PREFIX}${API_PREFIX}/`)) throw ApiError.notFound('The path');
       const target = launcher.runtime.target(studioId);
       if (!target) {
         ctx.respond = false;

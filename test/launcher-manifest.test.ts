@@ -88,6 +88,7 @@ describe('parseManifest: shell syntax in a command is 400 naming the command', (
     ['an unterminated quote', { install: [{ name: 'a', run: "node 'tool.js" }] }, 'manifest.install.0.run'],
     ['braces other than {port}', { start: { run: 'node server.js {host}' } }, 'manifest.start.run'],
     ['an empty command', { install: [{ name: 'a', run: '   ' }] }, 'manifest.install.0.run'],
+    ['{port} in a step (only the start command has a port)', { install: [{ name: 'a', run: 'node tool.js {port}' }] }, 'manifest.install.0.run'],
   ];
   for (const [name, patch, member] of rows) {
     test(name, () => {

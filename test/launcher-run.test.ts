@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { assertError } from './helpers/scenario';
+import { send } from './helpers/http';
 import { type TestService } from './helpers/service';
 import { openSse } from './helpers/sse';
 import { alive, until } from './helpers/processes';
@@ -177,6 +178,44 @@ test('a studio whose process exits becomes failed and its token is revoked', asy
   await l.stopOk('crashy');
 });
 
+test('a start refused after a crash leaves the studio failed, with its error', async () => {
+  const blocker = createServer((_req, res) => res.end('x'));
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    await l.installOk(fixture({ id: 'crash-twice', start: { run: 'node server.js --port {port}', port } }));
+    blocker.close();
+    await new Promise((r) => setTimeout(r, 100));
+    const s = await l.startOk('crash-twice');
+    await studioGet(s.port, '/exit');
+    const failed = await l.waitState('crash-twice', 'failed');
+    await new Promise<void>((r, j) => {
+      blocker.once('error', j);
+      blocker.listen(port, '127.0.0.1', () => r());
+    });
+    assertError(await l.post('/launcher/studios/crash-twice:start'), 409, 'port_conflict');
+    const after = await l.studio('crash-twice');
+    assert.equal(after.state, 'failed');
+    assert.equal(after.last_error, failed.last_error);
+  } finally {
+    blocker.close();
+  }
+});
+
+test("the whole /_backlot prefix is the service's: other paths there are 404 and never reach the studio", async () => {
+  const s = await l.startOk('sketchpad');
+  try {
+    for (const path of ['/_backlot', '/_backlot/', '/_backlot/api/v1', '/_backlot/index.html', '/_backlot/api/v2/kv/x']) {
+      const r = await studioGetVia(svc.port, 'sketchpad', path);
+      assert.equal(r.status, 404, `${path}: ${r.text.slice(0, 200)}`);
+      assert.equal(r.json?.code, 'not_found', path);
+    }
+    assert.equal(s.id, 'sketchpad');
+  } finally {
+    await l.stopOk('sketchpad');
+  }
+});
+
 test('not ready in time: failed, and its process group ended', async () => {
   await l.installOk(fixture({ id: 'sluggish', env: { FIXTURE_MODE: 'never,child' } }));
   const started = Date.now();
@@ -233,3 +272,8 @@ test('the launcher event stream and a studio log stream send heartbeat comments'
   }
   assertError(await l.get('/launcher/studios/nosuch/logs'), 404, 'not_found');
 });
+
+/** A GET on a studio's own origin, through the service's port. */
+function studioGetVia(port: number, id: string, path: string) {
+  return send(port, { path, headers: { Host: `${id}.localhost:${port}` } });
+}

@@ -129,6 +129,17 @@ test('update refusals: 404 unknown, 409 not_installed, 400 another id, 422 not_l
   assert.equal((await l.studio('upd')).version, '6.0.0');
 });
 
+test('a bad index in the new version is 400 naming the member before any job: nothing is swapped', async () => {
+  await l.installOk(fixture({ id: 'upd-index', version: '1.0.0' }));
+  const jobsBefore = (await l.jobsOf('upd-index')).length;
+  const bad = fixture({ id: 'upd-index', version: '2.0.0', collections: { notes: { indexes: ['id'] } } });
+  const res = await l.post('/launcher/studios/upd-index:update', { source: bad });
+  assertError(res, 400, 'bad_request');
+  assert.equal(res.json.details.member, 'manifest.collections.notes');
+  assert.equal((await l.jobsOf('upd-index')).length, jobsBefore, 'no update job was made');
+  assert.equal((await l.studio('upd-index')).version, '1.0.0');
+});
+
 test('link: the app folder is the source; steps run there; edits show at the next start', async () => {
   const src = fixture({ id: 'linked', install: [{ name: 'mark', run: 'node tool.js touch installed.txt' }] });
   const { res, studio } = await l.install(src, true);

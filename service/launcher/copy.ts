@@ -6,7 +6,8 @@ import { blocked, inside } from './manifest';
  * Copies a studio's source folder (install, update). Asynchronous file by
  * file, so a large folder never holds the serving thread, and it stops at an
  * abort. Symbolic links are kept only when they point inside the source
- * (node_modules/.bin); one that points out is 422 `blocked`, since the copy
+ * (node_modules/.bin); one that points out fails the copy (and so the
+ * install or update job) with a `blocked` error naming it, since the copy
  * would otherwise reach files outside the studio. Sockets and FIFOs are left
  * out. The caller copies into a temporary folder and renames it into place.
  */

@@ -226,6 +226,9 @@ export function createLifecycle(d: LifecycleDeps) {
     const nextDir = current.linked ? src : join(studioRoot(id), 'app.next');
     checkContained(m, nextDir);
     checkDownloadUrls(m, src);
+    // Before the job, so a bad index is a 400 and never a failure after the swap. An index
+    // changes speed only, never results: one declared for an update that then fails is harmless.
+    d.declareIndexes(id, m.collections);
     const tmp = join(studioRoot(id), `.next-${Date.now()}.tmp`);
     let swapped = false;
     const handle = phaseJob(
@@ -257,7 +260,6 @@ export function createLifecycle(d: LifecycleDeps) {
           await rename(nextDir, current.app_dir);
           await removeTree(old);
         }
-        d.declareIndexes(id, m.collections);
         d.announce(
           d.store.change(id, (s) => ({
             ...s,

@@ -123,7 +123,8 @@ function checkCommands(m: Manifest): void {
   for (const { member, run } of commandsOf(m)) {
     let argv: string[];
     try {
-      argv = commandArgv(run, 1024);
+      // Only the start command has a port: `{port}` in a step is shell-like syntax, refused here rather than when it runs.
+      argv = commandArgv(run, member === 'manifest.start.run' ? 1024 : undefined);
     } catch (err) {
       if (!(err instanceof CommandSyntaxError)) throw err;
       throw ApiError.badRequest(`${MANIFEST_FILE}: ${member}: ${err.message} Commands run without a shell.`, { member });

@@ -59,7 +59,9 @@ export function createRuntime(d: RuntimeDeps) {
   const portsInUse = () => new Set([d.servicePort(), ...[...live.values()].map((l) => l.port)]);
 
   async function start(id: string): Promise<InstalledStudio> {
+    let before: Pick<InstalledStudio, 'state' | 'last_error'> | null = null;
     let reserved = d.store.change(id, (s) => {
+      before = { state: s.state, last_error: s.last_error };
       if (!s.installed || s.state === 'installing' || s.state === 'uninstalling') {
         throw new ApiError(409, 'not_installed', `The studio "${id}" is not installed (state ${s.state}); install it first.`, { state: s.state });
       }
@@ -74,7 +76,7 @@ export function createRuntime(d: RuntimeDeps) {
       }
       return { ...s, state: 'starting', last_error: null, port: null, token_hash: null };
     });
-    d.announce(reserved);
+    // Announced once its port is known (a refusal below announces nothing: nothing changed).
     let port: number;
     try {
       port = await choosePort(reserved);
@@ -88,10 +90,12 @@ export function createRuntime(d: RuntimeDeps) {
         );
       }
     } catch (err) {
-      d.announce(d.store.change(id, (s) => ({ ...s, state: 'installed' })));
+      // A refused start leaves the studio as it was (a failed studio stays failed, with its error).
+      d.store.change(id, (s) => ({ ...s, ...before! }));
       throw err;
     }
     reserved = d.store.change(id, (s) => ({ ...s, port }));
+    d.announce(reserved);
     spawnStudio(reserved, port);
     return d.store.require(id);
   }

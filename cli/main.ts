@@ -30,7 +30,7 @@ Commands:
 
 Every command takes --data-dir DIR (default: $BACKLOT_HOME, else ${defaultDataDir({}, process.platform)}).
 Run 'backlot <command> --help' for a command's options.`,
-  serve: `Usage: backlot serve [--data-dir DIR] [--port N] [--upload-limit BYTES] [--body-limit BYTES] [--disk-headroom BYTES]
+  serve: `Usage: backlot serve [--data-dir DIR] [--port N] [--upload-limit BYTES] [--body-limit BYTES] [--disk-headroom BYTES] [--read-workers N]
 
 Runs the service on http://127.0.0.1:PORT/api/v1 and prints one ready line.
   --port N               port to listen on (default 7380; 0 picks a free one)
@@ -38,6 +38,9 @@ Runs the service on http://127.0.0.1:PORT/api/v1 and prints one ready line.
   --body-limit BYTES     largest JSON body (default 4194304, 4 MiB)
   --disk-headroom BYTES  free space an upload must leave (default 536870912, 512 MiB)
   --access-log           one line per request on stderr
+  --read-workers N       threads for reads that grow with the data: record queries, gallery
+                         lists, search and lineage, reclaim previews (default: the cores, at
+                         least 2; 0 runs them on the main thread, as a baseline)
 SIGINT or SIGTERM stops it cleanly.`,
   'studio add': `Usage: backlot studio add ID [--name NAME] [--quota-records N] [--quota-kv-bytes N] [--data-dir DIR]
 
@@ -102,6 +105,7 @@ async function serve(args: string[]): Promise<void> {
       'body-limit': { type: 'string' },
       'disk-headroom': { type: 'string' },
       'access-log': { type: 'boolean' },
+      'read-workers': { type: 'string' },
     },
     0,
     HELP.serve!,
@@ -114,6 +118,7 @@ async function serve(args: string[]): Promise<void> {
     bodyLimit: integer(values['body-limit'], 'body-limit', 1),
     diskHeadroom: integer(values['disk-headroom'], 'disk-headroom', 0),
     accessLog: values['access-log'] === true,
+    readWorkers: integer(values['read-workers'], 'read-workers', 0),
   };
   const service = createService(options);
   let address;

@@ -1,3 +1,6 @@
 export { createGalleryStore, LINEAGE_SQL } from './store';
 export type { GalleryStore, NewItem, Viewer } from './store';
 export { galleryRoutes, itemJson } from './routes';
+export { galleryReadOps, galleryReads } from './reads';
+export type { GalleryReadOps, GalleryReads } from './reads';
+export { galleryReferenceSources } from './store';

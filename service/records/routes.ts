@@ -6,6 +6,7 @@ import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec, type CursorValue } f
 import { DEFAULT_ORDER_TEXT, parseOrder, parseWhere, type Order } from './filter';
 import type { Position } from './compile';
 import { collectionParams, documentBody, listQuery, record, recordPage, recordParams } from './schema';
+import type { RecordReads } from './reads';
 import type { ListedRow, RecordRow, RecordsStore } from './store';
 
 /**
@@ -16,8 +17,8 @@ import type { ListedRow, RecordRow, RecordsStore } from './store';
  *   PATCH  /records/{collection}/{id}   RFC 7396 merge patch (If-Match optional)
  *   DELETE /records/{collection}/{id}   soft delete (If-Match optional)
  */
-export function recordRoutes(deps: { records: RecordsStore; cursors: CursorCodec }): Route[] {
-  const { records, cursors } = deps;
+export function recordRoutes(deps: { records: RecordsStore; reads: RecordReads; cursors: CursorCodec }): Route[] {
+  const { records, reads, cursors } = deps;
   // 404 before the body or If-Match is looked at (decisions §11); reads no document.
   const live = ({ params, principal }: { params: { collection: string; id: string }; principal: Principal }) => {
     if (!isUlid(params.id)) throw ApiError.notFound('The record');
@@ -37,7 +38,7 @@ export function recordRoutes(deps: { records: RecordsStore; cursors: CursorCodec
       query: listQuery,
       success: { status: 200, description: 'RecordPage', schema: recordPage },
       errors: [400],
-      handle({ params, query, principal }) {
+      async handle({ params, query, principal }) {
         const texts = query.where === undefined ? [] : ([] as string[]).concat(query.where);
         const clauses = parseWhere(texts);
         const order = parseOrder(query.order);
@@ -45,7 +46,8 @@ export function recordRoutes(deps: { records: RecordsStore; cursors: CursorCodec
         // A cursor is bound to the studio, the collection, the where clauses and the order (decisions §11).
         const binding = `records\n${principal.studioId}\n${params.collection}\n${JSON.stringify(texts)}\n${query.order ?? DEFAULT_ORDER_TEXT}`;
         const after = query.cursor ? toPosition(order, cursors.decode(binding, query.cursor)) : null;
-        const { rows, cut } = records.list({ studioId: principal.studioId, collection: params.collection, clauses, order, after }, limit + 1);
+        // A query may scan the whole collection: it runs on a read worker (docs/api.md §Where reads run).
+        const { rows, cut } = await reads.list({ studioId: principal.studioId, collection: params.collection, clauses, order, after }, limit + 1);
         const shown = cut ? rows.length - 1 : limit;
         const page = toPage(rows, shown, cursors, binding, (r) => positionOf(order, r), recordJson);
         return { status: 200, rawJson: pageJson(page) };

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openAdmin, STUDIO_ID_PATTERN } from '../service/admin';
 import { createService, type ServiceOptions } from '../service/app';
@@ -150,6 +151,22 @@ async function serve(args: string[]): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  if (process.env.BACKLOT_BENCH_LOOP_DELAY) reportLoopDelay();
+}
+
+/**
+ * Bench only (bench/responsiveness.ts), never a route: with
+ * BACKLOT_BENCH_LOOP_DELAY set, each SIGUSR2 writes the main thread's
+ * event-loop delay since the previous one to stderr, then starts over.
+ */
+function reportLoopDelay(): void {
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const ms = (ns: number) => (ns / 1e6).toFixed(2);
+  process.on('SIGUSR2', () => {
+    process.stderr.write(`event-loop-delay p50=${ms(delay.percentile(50))} p99=${ms(delay.percentile(99))} max=${ms(delay.max)} ms\n`);
+    delay.reset();
+  });
 }
 
 function withAdmin<T>(dataDir: string, fn: (admin: ReturnType<typeof openAdmin>) => T): T {

@@ -1,12 +1,13 @@
 import type { Principal } from '../core/auth';
 import { ApiError } from '../core/errors';
-import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagination';
+import { DEFAULT_LIMIT, pageJson, signPage, type CursorCodec, type UnsignedPage } from '../core/pagination';
 import { route, type Route } from '../core/route';
 import type { AssetsStore } from '../assets';
 import type { ItemFilter } from './query';
 import { idParams, itemCreate, itemPage, item, itemUpdate, lineageQuery, listQuery, type ListQuery } from './schema';
+import { itemJson } from './page';
 import type { GalleryReads } from './reads';
-import type { GalleryStore, ItemRow, Viewer } from './store';
+import type { GalleryStore, Viewer } from './store';
 
 /**
  *   GET    /gallery/items                 list: scope, studio, kind, tag*, session_id, starred, asset_id, since, until, q
@@ -26,8 +27,8 @@ export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads
   const own = ({ params, principal }: { params: { id: string }; principal: Principal }) => {
     gallery.requireOwn(principal.studioId, params.id);
   };
-  const page = (rows: ItemRow[], limit: number, binding: string) =>
-    ({ status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.seq], itemJson)) });
+  // Pages come from a read worker as JSON text with the last row's position; the cursor is signed here.
+  const page = (unsigned: UnsignedPage<string>, binding: string) => ({ status: 200, rawJson: pageJson(signPage(unsigned, cursors, binding)) });
   const afterOf = (binding: string, cursor: string | undefined) => (cursor === undefined ? null : seqOf(cursors.decode(binding, cursor)));
   /** A lineage page; its cursors are bound to the direction, the start and the viewer. */
   const lineage = (
@@ -35,12 +36,12 @@ export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads
     start: string,
     query: { limit?: number; cursor?: string },
     principal: Principal,
-    walk: (viewer: Viewer, after: number | null, limit: number) => Promise<ItemRow[]>,
+    walk: (viewer: Viewer, after: number | null, limit: number) => Promise<UnsignedPage<string>>,
   ) => {
     const viewer = viewerOf(principal);
     const limit = query.limit ?? DEFAULT_LIMIT;
     const binding = `gallery-lineage-${direction}\n${start}\n${viewer.studioId}\n${viewer.readAll}`;
-    return walk(viewer, afterOf(binding, query.cursor), limit + 1).then((rows) => page(rows, limit, binding));
+    return walk(viewer, afterOf(binding, query.cursor), limit).then((unsigned) => page(unsigned, binding));
   };
 
   return [
@@ -61,7 +62,7 @@ export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads
         const binding = `gallery-items\n${principal.studioId}\n${JSON.stringify(filter)}\n${query.q ?? ''}`;
         const after = afterOf(binding, query.cursor);
         // The search's completions, the page and its tag counts: on a read worker (docs/api.md §Where reads run).
-        return page(await reads.search(principal.studioId, filter, query.q ?? '', after, limit + 1), limit, binding);
+        return page(await reads.search(principal.studioId, filter, query.q ?? '', after, limit), binding);
       },
     }),
     route({
@@ -181,14 +182,4 @@ function seqOf(position: unknown[]): number {
   const [seq] = position;
   if (position.length !== 1 || typeof seq !== 'number' || !Number.isSafeInteger(seq)) throw ApiError.badCursor();
   return seq;
-}
-
-/** Item as JSON text (decisions §6); tags, params and inputs are stored as JSON. */
-export function itemJson(row: ItemRow): string {
-  return (
-    `{"id":"${row.id}","studio_id":"${row.studio_id}","asset_id":${JSON.stringify(row.asset_id)},"kind":"${row.kind}",` +
-    `"title":${JSON.stringify(row.title)},"tags":${row.tags},"starred":${row.starred === 1},` +
-    `"session_id":${JSON.stringify(row.session_id)},"params":${row.params},"inputs":${row.inputs},` +
-    `"timeline_id":${JSON.stringify(row.timeline_id)},"created_at":"${row.created_at}","updated_at":"${row.updated_at}"}`
-  );
 }

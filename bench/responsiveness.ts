@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,9 +59,24 @@ interface ModeResult {
 export async function runResponsivenessBench(): Promise<void> {
   const seconds = Number(process.env.BACKLOT_BENCH_SECONDS ?? 10);
   if (!(seconds > 0)) throw new Error('BACKLOT_BENCH_SECONDS must be a positive number.');
-  const dataDir = mkdtempSync(join(tmpdir(), 'backlot-bench-responsiveness-'));
+  // BACKLOT_BENCH_DATA_DIR keeps the seeded data dir between runs (seeding takes many minutes).
+  const kept = process.env.BACKLOT_BENCH_DATA_DIR;
+  const dataDir = kept ?? mkdtempSync(join(tmpdir(), 'backlot-bench-responsiveness-'));
+  const marker = join(dataDir, 'bench-responsiveness.json');
   try {
-    const seeded = seed(dataDir);
+    let seeded: { treeRoot: string };
+    const stamp = kept && existsSync(marker) ? (JSON.parse(readFileSync(marker, 'utf8')) as { records: number; items: number; treeRoot: string }) : null;
+    if (stamp && stamp.records === RECORDS && stamp.items === ITEMS) {
+      seeded = stamp;
+      console.log(`responsiveness: reusing the data seeded in ${dataDir}.\n`);
+    } else {
+      if (kept && existsSync(dataDir) && readdirSync(dataDir).length > 0) {
+        throw new Error(`BACKLOT_BENCH_DATA_DIR ${dataDir} is not empty and holds no seed of this size by this bench`);
+      }
+      if (kept) mkdirSync(dataDir, { recursive: true });
+      seeded = seed(dataDir);
+      if (kept) writeFileSync(marker, JSON.stringify({ records: RECORDS, items: ITEMS, ...seeded }));
+    }
     const tokens = {
       bench: backlot('token', 'create', '--studio', 'bench', '--caps', 'records,gallery,assets', '--data-dir', dataDir).trim(),
       other: backlot('token', 'create', '--studio', 'other', '--caps', 'records', '--data-dir', dataDir).trim(),
@@ -79,7 +94,7 @@ export async function runResponsivenessBench(): Promise<void> {
     }
     report(modes);
   } finally {
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!kept) rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -116,7 +131,8 @@ async function runMode(
   const label = workers === null ? 'read workers (default pool)' : `--read-workers ${workers} (inline)`;
   const args = [BACKLOT, 'serve', '--port', '0', '--data-dir', dataDir, ...(workers === null ? [] : ['--read-workers', String(workers)])];
   process.env.BACKLOT_BENCH_LOOP_DELAY = '1';
-  const server = await startServer('backlot serve', args);
+  // Starting on millions of rows (the assets' blob check at start) takes a while on a busy machine.
+  const server = await startServer('backlot serve', args, 120_000);
   delete process.env.BACKLOT_BENCH_LOOP_DELAY;
   const agents: Agent[] = [];
   const client = (token: string): Client => {

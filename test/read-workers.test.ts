@@ -239,11 +239,17 @@ describe('the same answers on workers and inline (--read-workers 0)', () => {
 });
 
 describe('lifecycle', () => {
-  test('workers start with the service and close() ends every one of them', async () => {
+  test('the workers start with the first read and close() ends every one of them', async () => {
     const dataDir = tempDir();
     const service = createService({ dataDir, readWorkers: 3 });
     try {
+      const { port } = await service.listen(0);
+      assert.equal(runCli(['studio', 'add', 'alpha', '--data-dir', dataDir]).code, 0);
+      const api = client(port, runCli(['token', 'create', '--studio', 'alpha', '--caps', 'records', '--data-dir', dataDir]).stdout.trim());
       assert.equal(service.readPool.size, 3);
+      // Nothing read yet: no thread (a service that only stores files carries none).
+      assert.deepEqual(service.readPool.threads(), []);
+      assert.equal((await api.get('/records/c')).status, 200);
       await until(() => service.readPool.threads().length === 3, 'three read workers to be ready');
       const threads = service.readPool.threads();
       if (existsSync('/proc/self/task')) {

@@ -23,6 +23,13 @@ import type { Db } from './open';
  *   A dead worker is replaced.
  * - `size` 0 runs the operations inline on the main thread (the baseline the
  *   responsiveness bench compares with).
+ * - Lifecycle: the workers start together with the service's first read that
+ *   needs them, and stay until close(), which ends them all. Not at the
+ *   service's start: each worker's isolate holds about 20 MB (its own copy of
+ *   the modules and heap), which a service that only stores files or KV
+ *   documents should not carry (test/assets-big.test.ts bounds a 4 GiB
+ *   upload's peak RSS at 150 MB). The first such read waits for the threads
+ *   to start (tens of ms).
  */
 
 export type ReadOp = (...args: any[]) => unknown;
@@ -191,13 +198,18 @@ export function createReadPool(options: ReadPoolOptions): ReadPool {
     queues.clear();
   }
 
-  for (let i = 0; i < size; i++) spawn();
+  // The workers start with the first read (see the module comment), all of them at once.
+  let started = false;
 
   return {
     size,
     threads: () => [...slots].flatMap((s) => (s.tid === null ? [] : [s.tid])),
     run(lane, op, args) {
       if (closing) return Promise.reject(new Error('the service is closing'));
+      if (!started) {
+        started = true;
+        for (let i = 0; i < size; i++) spawn();
+      }
       if (slots.size === 0) return Promise.reject(new Error('no read worker is running'));
       return new Promise((resolve, reject) => {
         const queue = queues.get(lane);

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import Koa, { type Context, type Next } from 'koa';
 import { Router } from '@koa/router';
@@ -10,7 +11,6 @@ import { checkRequestSource, type OriginVerdict } from './core/origin';
 import { CursorCodec } from './core/pagination';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
-import { join } from 'node:path';
 import { DB_FILE, openDatabase, type Db } from './db/open';
 import { createReadPool, defaultReadWorkers, inlineReads, type ReadRunner } from './db/read-pool';
 import { readOps } from './read-ops';
@@ -97,13 +97,11 @@ export function createService(options: ServiceOptions): Service {
     readWorkers: options.readWorkers ?? defaultReadWorkers(),
   };
   const db = openDatabase(config.dataDir);
-  // Set once every domain has registered its kinds of asset reference (below).
-  let extraSources: AssetReferenceSource[] = [];
   const pool = createReadPool({
     size: config.readWorkers,
     entry: join(__dirname, 'read-worker.js'),
     file: join(config.dataDir, DB_FILE),
-    inline: () => readOps(db, extraSources),
+    inline: () => readOps(db),
   });
   // An embedder's own kinds of reference exist on the main thread only: its previews read there.
   let previews: ReadRunner = pool;
@@ -125,9 +123,9 @@ export function createService(options: ServiceOptions): Service {
   for (const source of gallery.referenceSources()) assets.store.addReferenceSource(source);
   const timeline = createTimeline(db, { assets, editor, media, jobs, gallery });
   for (const source of timeline.store.referenceSources()) assets.store.addReferenceSource(source);
-  extraSources = (options.assetReferenceSources ?? []).map((source) => source({ db, assets: assets.store }));
+  const extraSources = (options.assetReferenceSources ?? []).map((source) => source({ db, assets: assets.store }));
   for (const source of extraSources) assets.store.addReferenceSource(source);
-  if (extraSources.length > 0 && pool.size > 0) {
+  if (extraSources.length > 0) {
     previews = inlineReads(assetReadOps(db, [...gallery.referenceSources(), ...timeline.store.referenceSources(), ...extraSources]));
   }
 

@@ -27,9 +27,9 @@ import { backlot, BACKLOT, fmt, httpClient, table, timeRuns, type Client } from 
  * is printed beside the same SQL run on better-sqlite3 in this process.
  */
 
-const ITEMS = Number(process.env.BACKLOT_BENCH_ITEMS ?? 1_000_000);
+export const ITEMS = Number(process.env.BACKLOT_BENCH_ITEMS ?? 1_000_000);
 const CHAIN = Math.min(10_000, Math.floor(ITEMS / 100));
-const TREE = Math.min(100_000, Math.floor(ITEMS / 10));
+export const TREE = Math.min(100_000, Math.floor(ITEMS / 10));
 const FANOUT = 10;
 const PLAIN = ITEMS - CHAIN - TREE;
 const STUDIO = 'bench';
@@ -84,7 +84,7 @@ export async function runGalleryBench(): Promise<void> {
       }
       backlot('studio', 'add', STUDIO, '--data-dir', dataDir);
       db = openDatabase(dataDir);
-      seeded = seed(db);
+      seeded = seedGallery(db);
       db.pragma('wal_checkpoint(TRUNCATE)');
       if (kept) writeFileSync(marker, JSON.stringify({ items: ITEMS, schema, seeded }));
       const bytes = statSync(join(dataDir, 'backlot.db')).size;
@@ -162,7 +162,7 @@ export async function runGalleryBench(): Promise<void> {
 
 // ---- seeding -------------------------------------------------------------------
 
-interface Seeded {
+export interface Seeded {
   ms: number;
   /** created_at of the middle plain item: the `since` of the combined query. */
   middle: string;
@@ -170,7 +170,8 @@ interface Seeded {
   treeRoot: string;
 }
 
-function seed(db: Db): Seeded {
+/** Seeds the items described above for the studio `bench` (which must exist); also used by the responsiveness bench. */
+export function seedGallery(db: Db): Seeded {
   const started = performance.now();
   const assets = createAssetsStore(db);
   const gallery = galleryStore(db, assets);

@@ -17,8 +17,11 @@ const READY = /listening on (http:\/\/\S+)/;
 const READY_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 6_000;
 
-/** Spawns `node ...args` and resolves once it prints a "listening on URL" line on stdout. */
-export function startServer(name: string, args: string[]): Promise<ChildServer> {
+/**
+ * Spawns `node ...args` and resolves once it prints a "listening on URL" line on stdout
+ * (within `readyMs`: a service on a data dir of millions of rows starts slower).
+ */
+export function startServer(name: string, args: string[], readyMs = READY_TIMEOUT_MS): Promise<ChildServer> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
@@ -28,7 +31,7 @@ export function startServer(name: string, args: string[]): Promise<ChildServer> 
       child.kill('SIGKILL');
       reject(new Error(`${name} did not start: ${why}\n${stderr.trim()}`));
     };
-    const timer = setTimeout(() => fail(`no ready line within ${READY_TIMEOUT_MS} ms`), READY_TIMEOUT_MS);
+    const timer = setTimeout(() => fail(`no ready line within ${readyMs} ms`), readyMs);
     child.once('error', (err) => fail(err.message));
     child.once('exit', (code, signal) => fail(`exited early (${signal ?? code})`));
     // Keep reading stdout after the ready line so the pipe never fills.

@@ -57,14 +57,21 @@ const QUERIES: Query[] = [
 export async function runRecordsBench(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'backlot-bench-records-'));
   let server: ChildServer | undefined;
-  const agent = new Agent({ keepAlive: true, maxSockets: INSERT_CONNECTIONS });
+  // Fresh connections for each phase: the SQL side of a query runs synchronously in this
+  // process, for over 5 s on a slower machine, past the server's keep-alive timeout; a
+  // kept socket the server closed meanwhile would hang up on the next request.
+  const agents: Agent[] = [];
+  const connection = (sockets = 1) => {
+    agents.push(new Agent({ keepAlive: true, maxSockets: sockets }));
+    return agents[agents.length - 1]!;
+  };
   try {
     backlot('studio', 'add', 'bench', '--quota-records', String(RECORDS + API_INSERTS + 10), '--data-dir', dataDir);
     const token = backlot('token', 'create', '--studio', 'bench', '--caps', 'records', '--data-dir', dataDir).trim();
 
     const db = openDatabase(dataDir);
     const records = createRecordsStore(db, createStudiosStore(db), { maxDocBytes: () => 4 << 20 });
-    const seeded = seed(records);
+    const seeded = seedRecords(records, RECORDS);
     const indexing = performance.now();
     for (const field of ['qty', 'price', 'grp']) declareIndex(db, { studioId: 'bench', collection: 'items', field });
     const indexMs = performance.now() - indexing;
@@ -75,24 +82,25 @@ export async function runRecordsBench(): Promise<void> {
     );
 
     server = await startServer('backlot serve', [BACKLOT, 'serve', '--port', '0', '--data-dir', dataDir]);
-    const http = httpClient(server.url, token, agent);
+    const http = () => httpClient(server!.url, token, connection());
 
     const rows: string[][] = [];
     for (const q of QUERIES) {
       // A single page is parsed once, for its count; its timed runs only read the answer, as the
       // floor's do (parsing 12 KB of JSON in the client is not the service's time). A walk parses
       // each page for its cursor.
-      const count = q.walk ? null : (await pageHttp(http, q)).items.length;
-      const viaHttp = await timeRuns(q.runs, () => (q.walk ? walkHttp(http, q) : pageText(http, q)));
+      const client = http();
+      const count = q.walk ? null : (await pageHttp(client, q)).items.length;
+      const viaHttp = await timeRuns(q.runs, () => (q.walk ? walkHttp(client, q) : pageText(client, q)));
       const viaSql = await timeRuns(q.runs, async () => (q.walk ? walkSql(db, q) : pageSql(db, q, null)));
       const ratio = viaHttp.p50 / viaSql.p50;
       rows.push([q.name, `${count ?? viaHttp.count}`, fmt(viaHttp.p50), fmt(viaHttp.p99), fmt(viaSql.p50), fmt(viaSql.p99), `${ratio.toFixed(1)}x`, q.target ?? '']);
     }
     // The floor of any answer over HTTP here: a bare Koa app sending the indexed eq reply's bytes from memory.
-    const reply = (await http('GET', queryPath(QUERIES[0]!, null))).text;
+    const reply = (await http()('GET', queryPath(QUERIES[0]!, null))).text;
     const bare = await startServer('bare server', [join(__dirname, 'bare-server.js'), reply]);
     try {
-      const bareHttp = httpClient(bare.url, token, agent);
+      const bareHttp = httpClient(bare.url, token, connection());
       const floor = await timeRuns(2000, () => bareHttp('GET', '/'));
       rows.push([`bare Koa, same ${Buffer.byteLength(reply)}-byte reply (HTTP floor)`, '', fmt(floor.p50), fmt(floor.p99), '', '', '', '']);
     } finally {
@@ -100,7 +108,7 @@ export async function runRecordsBench(): Promise<void> {
     }
     console.log(table(['query (HTTP vs the same SQL on better-sqlite3)', 'rows', 'HTTP p50 ms', 'HTTP p99 ms', 'SQL p50 ms', 'SQL p99 ms', 'HTTP/SQL', 'target'], rows));
 
-    const inserts = await insertRate(http);
+    const inserts = await insertRate(httpClient(server.url, token, connection(INSERT_CONNECTIONS)));
     console.log(
       `\nAPI inserts: ${API_INSERTS} single POSTs over ${INSERT_CONNECTIONS} connections in ${(inserts.ms / 1000).toFixed(1)} s: ` +
         `${Math.round(API_INSERTS / (inserts.ms / 1000))} records/s, p50 ${fmt(inserts.p50)} ms, p99 ${fmt(inserts.p99)} ms ` +
@@ -108,17 +116,18 @@ export async function runRecordsBench(): Promise<void> {
     );
     db.close();
   } finally {
-    agent.destroy();
+    for (const agent of agents) agent.destroy();
     await server?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-function seed(records: ReturnType<typeof createRecordsStore>): { ms: number } {
+/** `count` records of documentOf(i) in the studio `bench`'s collection `items`; also used by the responsiveness bench. */
+export function seedRecords(records: ReturnType<typeof createRecordsStore>, count: number, studioId = 'bench'): { ms: number } {
   const started = performance.now();
   const batch = 10_000;
-  for (let i = 0; i < RECORDS; i += batch) {
-    records.createMany('bench', 'items', Array.from({ length: Math.min(batch, RECORDS - i) }, (_, j) => documentOf(i + j)));
+  for (let i = 0; i < count; i += batch) {
+    records.createMany(studioId, 'items', Array.from({ length: Math.min(batch, count - i) }, (_, j) => documentOf(i + j)));
   }
   return { ms: performance.now() - started };
 }

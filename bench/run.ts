@@ -5,6 +5,7 @@ import { runGalleryBench } from './gallery';
 import { runJobsBench } from './jobs';
 import { runKvBench } from './kv';
 import { runRecordsBench } from './records';
+import { runResponsivenessBench } from './responsiveness';
 
 /** `node dist/bench/run.js NAME`: exit 0 done, 1 the bench broke, 2 no or unknown NAME. */
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -14,6 +15,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   jobs: runJobsBench,
   kv: runKvBench,
   records: runRecordsBench,
+  responsiveness: runResponsivenessBench,
 };
 
 async function main(name: string | undefined): Promise<number> {

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openAdmin, STUDIO_ID_PATTERN } from '../service/admin';
 import { createService, type ServiceOptions } from '../service/app';
@@ -36,7 +37,7 @@ Commands:
 
 Every command takes --data-dir DIR (default: $BACKLOT_HOME, else ${defaultDataDir({}, process.platform)}).
 Run 'backlot <command> --help' for a command's options.`,
-  serve: `Usage: backlot serve [--data-dir DIR] [--port N] [--upload-limit BYTES] [--body-limit BYTES] [--disk-headroom BYTES]
+  serve: `Usage: backlot serve [--data-dir DIR] [--port N] [--upload-limit BYTES] [--body-limit BYTES] [--disk-headroom BYTES] [--read-workers N]
 
 Runs the service on http://127.0.0.1:PORT/api/v1 and prints one ready line.
   --port N               port to listen on (default 7380; 0 picks a free one)
@@ -44,6 +45,9 @@ Runs the service on http://127.0.0.1:PORT/api/v1 and prints one ready line.
   --body-limit BYTES     largest JSON body (default 4194304, 4 MiB)
   --disk-headroom BYTES  free space an upload must leave (default 536870912, 512 MiB)
   --access-log           one line per request on stderr
+  --read-workers N       threads for reads that grow with the data: record queries, gallery
+                         lists, search and lineage, reclaim previews (default: the cores, at
+                         least 2; 0 runs them on the main thread, as a baseline)
 SIGINT or SIGTERM stops it cleanly.`,
   'studio add': `Usage: backlot studio add ID [--name NAME] [--quota-records N] [--quota-kv-bytes N] [--data-dir DIR]
 
@@ -132,6 +136,7 @@ async function serve(args: string[]): Promise<void> {
       'body-limit': { type: 'string' },
       'disk-headroom': { type: 'string' },
       'access-log': { type: 'boolean' },
+      'read-workers': { type: 'string' },
     },
     0,
     HELP.serve!,
@@ -144,6 +149,7 @@ async function serve(args: string[]): Promise<void> {
     bodyLimit: integer(values['body-limit'], 'body-limit', 1),
     diskHeadroom: integer(values['disk-headroom'], 'disk-headroom', 0),
     accessLog: values['access-log'] === true,
+    readWorkers: integer(values['read-workers'], 'read-workers', 0),
   };
   const service = createService(options);
   let address;
@@ -176,6 +182,22 @@ async function serve(args: string[]): Promise<void> {
   process.stdout.write(`Backlot listening on ${address.url}\n`);
   process.stdout.write(`Sign in to the launcher (this link works once, for two minutes): ${service.loginUrl()}\n`);
   process.stderr.write(`API ${address.url}/api/v1, data dir ${dataDir}\n`);
+  if (process.env.BACKLOT_BENCH_LOOP_DELAY) reportLoopDelay();
+}
+
+/**
+ * Bench only (bench/responsiveness.ts), never a route: with
+ * BACKLOT_BENCH_LOOP_DELAY set, each SIGUSR2 writes the main thread's
+ * event-loop delay since the previous one to stderr, then starts over.
+ */
+function reportLoopDelay(): void {
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const ms = (ns: number) => (ns / 1e6).toFixed(2);
+  process.on('SIGUSR2', () => {
+    process.stderr.write(`event-loop-delay p50=${ms(delay.percentile(50))} p99=${ms(delay.percentile(99))} max=${ms(delay.max)} ms\n`);
+    delay.reset();
+  });
 }
 
 function loginUrlCommand(args: string[]): void {

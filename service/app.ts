@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo, Socket } from 'node:net';
 import Koa, { type Context, type Next } from 'koa';
 import { Router } from '@koa/router';
@@ -10,14 +11,16 @@ import { checkRequestSource, classifyAuthority, requireServiceOrigin, type Origi
 import { CursorCodec } from './core/pagination';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
-import { openDatabase, type Db } from './db/open';
+import { DB_FILE, openDatabase, type Db } from './db/open';
 import { createProcessLedger } from './db/process-ledger';
+import { createReadPool, defaultReadWorkers, inlineReads, type ReadRunner } from './db/read-pool';
+import { readOps } from './read-ops';
 import { createLauncherCredentials, createStudiosStore } from './studios';
 import { createKvStore, kvRoutes, purgeStudioKv } from './kv';
-import { createRecordsStore, declareIndex, purgeStudioRecords, recordRoutes } from './records';
+import { createRecordsStore, declareIndex, purgeStudioRecords, recordReads, recordRoutes } from './records';
 import { createSessionsStore, purgeStudioSessions, sessionRoutes } from './sessions';
-import { assetRoutes, createAssets, purgeStudioGrants, removeQuietly, type AssetReferenceSource, type AssetsStore } from './assets';
-import { createGalleryStore, galleryRoutes, purgeStudioItems } from './gallery';
+import { assetReadOps, assetRoutes, createAssets, purgeStudioGrants, removeQuietly, type AssetReferenceSource, type AssetsStore } from './assets';
+import { createGalleryStore, galleryReads, galleryRoutes, purgeStudioItems } from './gallery';
 import { createTimeline, purgeStudioTimelines, timelineRoutes } from './timeline';
 import {
   cookieCredential,
@@ -32,7 +35,6 @@ import {
 import { createStudioProxy } from './proxy';
 import { nowIso } from './core/time';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
 import { createEditorHub, editorMiddleware, type EditorHub } from './editor';
 import { studioDirs } from './data-dir';
@@ -67,6 +69,12 @@ export interface ServiceOptions {
    * and embedders; each is built on the service's own database.
    */
   assetReferenceSources?: ((deps: { db: Db; assets: AssetsStore }) => AssetReferenceSource)[];
+  /**
+   * Read worker threads for the reads whose cost grows with the data (record
+   * queries, gallery lists, search and lineage, reclaim previews; db/read-pool.ts).
+   * Default: the cores, at least 2. 0 runs them inline on the main thread.
+   */
+  readWorkers?: number;
 }
 
 export interface ServiceConfig {
@@ -74,6 +82,7 @@ export interface ServiceConfig {
   bodyLimit: number;
   uploadLimit: number;
   diskHeadroom: number;
+  readWorkers: number;
 }
 
 export interface Service {
@@ -82,7 +91,7 @@ export interface Service {
   callback: ReturnType<Koa['callback']>;
   /** Listens on 127.0.0.1 (port 0 picks one) and resolves with the address. */
   listen(port: number): Promise<{ port: number; url: string }>;
-  /** Stops accepting, ends open connections, closes the database. */
+  /** Stops accepting, ends open connections, ends the read workers, closes the database. */
   close(): Promise<void>;
   routes: readonly Route[];
   /** The jobs domain: the runner for export and the launcher, and the event hub. */
@@ -95,6 +104,8 @@ export interface Service {
   launcher: Launcher;
   /** A new one-time login URL (`serve` prints one at start; `backlot login-url` makes more). */
   loginUrl(): string;
+  /** The read workers: how many, and their kernel thread ids once ready (tests). */
+  readPool: { size: number; threads(): number[] };
 }
 
 export function createService(options: ServiceOptions): Service {
@@ -103,6 +114,7 @@ export function createService(options: ServiceOptions): Service {
     bodyLimit: options.bodyLimit ?? 4 * MiB,
     uploadLimit: options.uploadLimit ?? 8 * 1024 * MiB,
     diskHeadroom: options.diskHeadroom ?? 512 * MiB,
+    readWorkers: options.readWorkers ?? defaultReadWorkers(),
   };
   const db = openDatabase(config.dataDir);
   // Before anything else: process groups a crashed run left behind are ended (issue 15).
@@ -110,6 +122,14 @@ export function createService(options: ServiceOptions): Service {
   for (const orphan of ledger.endOrphans()) {
     process.stderr.write(`ended process group ${orphan.pgid} (${orphan.owner}) left running by an earlier run\n`);
   }
+  const pool = createReadPool({
+    size: config.readWorkers,
+    entry: join(__dirname, 'read-worker.js'),
+    file: join(config.dataDir, DB_FILE),
+    inline: () => readOps(db),
+  });
+  // An embedder's own kinds of reference exist on the main thread only: its previews read there.
+  let previews: ReadRunner = pool;
   const studios = createStudiosStore(db);
   const cursors = new CursorCodec(studios.cursorSecret());
   const jobs = createJobsDomain({ db, dataDir: config.dataDir, ledger, ...options.jobs });
@@ -118,13 +138,22 @@ export function createService(options: ServiceOptions): Service {
   const media = createMediaScope();
   const editor = createEditorHub({ port: () => port, ...options.jobs });
 
-  const assets = createAssets(db, { ...config, secret: studios.cursorSecret(), studioDirs: (id) => studioDirs(config.dataDir, id) });
+  const assets = createAssets(db, {
+    ...config,
+    secret: studios.cursorSecret(),
+    studioDirs: (id) => studioDirs(config.dataDir, id),
+    reads: { run: (lane, op, args) => previews.run(lane, op, args) },
+  });
   const sessions = createSessionsStore(db, studios);
   const gallery = createGalleryStore(db, { assets: assets.store, sessions });
   for (const source of gallery.referenceSources()) assets.store.addReferenceSource(source);
   const timeline = createTimeline(db, { assets, editor, media, jobs, gallery });
   for (const source of timeline.store.referenceSources()) assets.store.addReferenceSource(source);
-  for (const source of options.assetReferenceSources ?? []) assets.store.addReferenceSource(source({ db, assets: assets.store }));
+  const extraSources = (options.assetReferenceSources ?? []).map((source) => source({ db, assets: assets.store }));
+  for (const source of extraSources) assets.store.addReferenceSource(source);
+  if (extraSources.length > 0) {
+    previews = inlineReads(assetReadOps(db, [...gallery.referenceSources(), ...timeline.store.referenceSources(), ...extraSources]));
+  }
 
   const launcher = createLauncher({
     db,
@@ -179,10 +208,10 @@ export function createService(options: ServiceOptions): Service {
   // Every domain, one line each.
   const routes: Route[] = [
     ...kvRoutes({ kv: createKvStore(db, studios), cursors }),
-    ...recordRoutes({ records: createRecordsStore(db, studios, { maxDocBytes: () => config.bodyLimit }), cursors }),
+    ...recordRoutes({ records: createRecordsStore(db, studios, { maxDocBytes: () => config.bodyLimit }), reads: recordReads(pool), cursors }),
     ...sessionRoutes({ sessions, cursors }),
     ...assetRoutes(assets),
-    ...galleryRoutes({ gallery, assets: assets.store, cursors }),
+    ...galleryRoutes({ gallery, reads: galleryReads(pool), assets: assets.store, cursors }),
     ...jobRoutes({ jobs, cursors }),
     ...timelineRoutes({ store: timeline.store, ops: timeline.ops, exporter: timeline.exporter, jobs, cursors }),
     ...launcher.routes(),
@@ -302,6 +331,7 @@ export function createService(options: ServiceOptions): Service {
     openapi,
     launcher,
     loginUrl: () => loginUrl(port, createLoginCode(launcher.store)),
+    readPool: { size: pool.size, threads: () => pool.threads() },
     listen(requested: number) {
       return new Promise((resolve, reject) => {
         // Our Host guard answers a missing Host itself, with the error body (403 bad_origin).
@@ -358,6 +388,8 @@ export function createService(options: ServiceOptions): Service {
         await closed;
         clearTimeout(timer);
       }
+      // No read worker outlives the service; a read still queued fails (its client is gone).
+      await pool.close();
       if (db.open) db.close();
     },
   };

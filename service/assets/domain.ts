@@ -2,7 +2,9 @@ import type { Db } from '../db/open';
 import type { AdoptRoot } from './adopt-path';
 import { createBlobStore, type BlobStore } from './blobs';
 import { createIngest, type Ingest } from './ingest';
-import { createReclaimer, type Reclaimer } from './reclaim';
+import type { ReadRunner } from '../db/read-pool';
+import { reclaimableReads } from './reads';
+import { createReclaimer, selectReclaimable, type Reclaimer } from './reclaim';
 import { recoverBlobStore } from './recover';
 import { createAssetsStore, type AssetsStore } from './store';
 import { createThumbnailer, type Thumbnailer } from './thumbs';
@@ -27,6 +29,8 @@ export interface AssetsOptions {
   secret: Buffer;
   /** A studio's stage and data folders (service/data-dir.ts), the only roots adopt takes from. */
   studioDirs(studioId: string): { stage_dir: string; data_dir: string };
+  /** Where reclaim previews read (the read pool; see reads.ts). Default: this store, on the main thread. */
+  reads?: ReadRunner;
 }
 
 export function createAssets(db: Db, options: AssetsOptions): AssetsDomain {
@@ -39,7 +43,12 @@ export function createAssets(db: Db, options: AssetsOptions): AssetsDomain {
     blobs,
     ingest: createIngest(store, blobs),
     thumbs: createThumbnailer(blobs),
-    reclaimer: createReclaimer(store, blobs, options.secret),
+    reclaimer: createReclaimer(
+      store,
+      blobs,
+      options.secret,
+      options.reads ? reclaimableReads(options.reads) : async (studioId, ids) => selectReclaimable(store, studioId, ids).selection,
+    ),
     uploadLimit: options.uploadLimit,
     diskHeadroom: options.diskHeadroom,
     roots(studioId) {

@@ -8,3 +8,4 @@ export type { AssetKind } from './schema';
 export { sanitizeFilename } from './filename';
 export { removeQuietly } from './blobs';
 export { hashHandle } from './adopt';
+export { assetReadOps } from './reads';

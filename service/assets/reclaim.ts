@@ -25,35 +25,55 @@ export interface Preview {
   bytes: number;
 }
 
-export function createReclaimer(store: AssetsStore, blobs: BlobStore, secret: Buffer) {
-  function select(studioId: string | null, assetIds: string[] | undefined): { chosen: Candidate[]; preview: Preview } {
-    let chosen = store.candidates(studioId);
-    if (assetIds) {
-      const wanted = new Set(assetIds);
-      const found = new Set(chosen.map((c) => c.id));
-      const refused = [...wanted].filter((id) => !found.has(id)).sort();
-      if (refused.length > 0) throw ApiError.notReclaimable(refused);
-      chosen = chosen.filter((c) => wanted.has(c.id));
-    }
-    const assets = chosen.map((c) => c.id);
-    const items = store.dependents(assets);
-    const bytes = chosen.reduce((sum, c) => sum + c.size, 0);
+/** What a preview names, before it is signed: a read, run on a read worker (reads.ts). */
+export interface Selection {
+  assets: string[];
+  items: string[];
+  bytes: number;
+}
+
+/** The caller's reclaimable assets (`null`: every studio's, the launcher), or the given ones (409 `not_reclaimable` when any is not). */
+export function selectReclaimable(store: AssetsStore, studioId: string | null, assetIds: string[] | undefined): { chosen: Candidate[]; selection: Selection } {
+  let chosen = store.candidates(studioId);
+  if (assetIds) {
+    const wanted = new Set(assetIds);
+    const found = new Set(chosen.map((c) => c.id));
+    const refused = [...wanted].filter((id) => !found.has(id)).sort();
+    if (refused.length > 0) throw ApiError.notReclaimable(refused);
+    chosen = chosen.filter((c) => wanted.has(c.id));
+  }
+  const assets = chosen.map((c) => c.id);
+  return { chosen, selection: { assets, items: store.dependents(assets), bytes: chosen.reduce((sum, c) => sum + c.size, 0) } };
+}
+
+/**
+ * `select` runs the preview's read (on a read worker); the reclaim itself
+ * selects again on the main connection, inside its write transaction.
+ */
+export function createReclaimer(
+  store: AssetsStore,
+  blobs: BlobStore,
+  secret: Buffer,
+  select: (studioId: string | null, assetIds: string[] | undefined) => Promise<Selection>,
+) {
+  function sign(studioId: string | null, { assets, items, bytes }: Selection): Preview {
     const token = createHmac('sha256', secret)
       .update(`assets:reclaim\n${studioId ?? '*'}\n${assets.join(',')}\n${items.join(',')}\n${bytes}`)
       .digest('base64url')
       .slice(0, 32);
-    return { chosen, preview: { preview: token, assets, items, bytes } };
+    return { preview: token, assets, items, bytes };
   }
 
   return {
     /** `studioId` null: the launcher, over every asset. */
-    preview(studioId: string | null, assetIds?: string[]): Preview {
-      return select(studioId, assetIds).preview;
+    async preview(studioId: string | null, assetIds?: string[]): Promise<Preview> {
+      return sign(studioId, await select(studioId, assetIds));
     },
 
     reclaim(studioId: string | null, confirm: string, assetIds?: string[]): { reclaimed: string[]; bytes_freed: number } {
       const { chosen, library } = store.transaction(() => {
-        const { chosen, preview } = select(studioId, assetIds);
+        const { chosen, selection } = selectReclaimable(store, studioId, assetIds);
+        const preview = sign(studioId, selection);
         if (preview.preview !== confirm) throw ApiError.previewChanged({ ...preview });
         return { chosen, library: store.markReclaimed(preview.assets, nowIso()) };
       });

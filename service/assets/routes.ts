@@ -165,8 +165,9 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
       body: reclaimBody,
       success: { status: 200, description: 'The preview, or (with confirm) what was reclaimed', schema: reclaimPreview.or(reclaimResult) },
       errors: [400, 409],
-      handle({ body, principal }) {
-        if (body.confirm === undefined) return { status: 200, body: reclaimer.preview(principal.studioId, body.asset_ids) };
+      async handle({ body, principal }) {
+        // The preview reads every candidate: on a read worker. The reclaim is a write: here.
+        if (body.confirm === undefined) return { status: 200, body: await reclaimer.preview(principal.studioId, body.asset_ids) };
         return { status: 200, body: reclaimer.reclaim(principal.studioId, body.confirm, body.asset_ids) };
       },
     }),
@@ -181,8 +182,8 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
       body: reclaimBody,
       success: { status: 200, description: 'The preview, or (with confirm) what was reclaimed', schema: reclaimPreview.or(reclaimResult) },
       errors: [400, 409],
-      handle({ body }) {
-        if (body.confirm === undefined) return { status: 200, body: reclaimer.preview(null, body.asset_ids) };
+      async handle({ body }) {
+        if (body.confirm === undefined) return { status: 200, body: await reclaimer.preview(null, body.asset_ids) };
         return { status: 200, body: reclaimer.reclaim(null, body.confirm, body.asset_ids) };
       },
     }),

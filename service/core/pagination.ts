@@ -88,12 +88,29 @@ export function toPage<Row, Item>(
   positionOf: (row: Row) => CursorValue[],
   shape: (row: Row) => Item,
 ): Page<Item> {
+  return signPage(unsignedPage(rows, limit, positionOf, shape), codec, binding);
+}
+
+/** A page before its cursor is signed: what a read worker hands back (it holds no secret). */
+export interface UnsignedPage<Item> {
+  items: Item[];
+  /** The position of the last row shown, when another page follows. */
+  last: CursorValue[] | null;
+}
+
+export function unsignedPage<Row, Item>(
+  rows: Row[],
+  limit: number,
+  positionOf: (row: Row) => CursorValue[],
+  shape: (row: Row) => Item,
+): UnsignedPage<Item> {
   const more = rows.length > limit;
   const shown = more ? rows.slice(0, limit) : rows;
-  return {
-    items: shown.map(shape),
-    next_cursor: more ? codec.encode(binding, positionOf(shown[shown.length - 1]!)) : null,
-  };
+  return { items: shown.map(shape), last: more ? positionOf(shown[shown.length - 1]!) : null };
+}
+
+export function signPage<Item>(page: UnsignedPage<Item>, codec: CursorCodec, binding: string): Page<Item> {
+  return { items: page.items, next_cursor: page.last === null ? null : codec.encode(binding, page.last) };
 }
 
 /** A page whose items are already JSON text (rows that store JSON), as the page's JSON text. */

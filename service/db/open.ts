@@ -33,3 +33,15 @@ export function openDatabase(dataDir: string): Db {
   migrate(db, MIGRATIONS);
   return db;
 }
+
+/**
+ * A read-only connection on a data dir's database, for the read workers
+ * (read-pool.ts): the file must exist and be in WAL mode already (the main
+ * connection made it so); the busy timeout covers a WAL recovery by another
+ * connection. Nothing it runs can write.
+ */
+export function openReadOnly(file: string): Db {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  db.pragma('busy_timeout = 5000');
+  return db;
+}

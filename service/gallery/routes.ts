@@ -1,12 +1,13 @@
 import type { Principal } from '../core/auth';
 import { ApiError } from '../core/errors';
-import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagination';
+import { DEFAULT_LIMIT, pageJson, signPage, type CursorCodec, type UnsignedPage } from '../core/pagination';
 import { route, type Route } from '../core/route';
 import type { AssetsStore } from '../assets';
 import type { ItemFilter } from './query';
 import { idParams, itemCreate, itemPage, item, itemUpdate, lineageQuery, listQuery, type ListQuery } from './schema';
-import { compileSearch, type Completions } from './search';
-import type { GalleryStore, ItemRow, Viewer } from './store';
+import { itemJson } from './page';
+import type { GalleryReads } from './reads';
+import type { GalleryStore, Viewer } from './store';
 
 /**
  *   GET    /gallery/items                 list: scope, studio, kind, tag*, session_id, starred, asset_id, since, until, q
@@ -17,8 +18,8 @@ import type { GalleryStore, ItemRow, Viewer } from './store';
  *   GET    /gallery/items/{id}/lineage    upstream: the items that made its inputs, recursively
  *   GET    /assets/{id}/lineage           downstream: the items made from the asset, recursively
  */
-export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore; cursors: CursorCodec }): Route[] {
-  const { gallery, assets, cursors } = deps;
+export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads; assets: AssetsStore; cursors: CursorCodec }): Route[] {
+  const { gallery, reads, assets, cursors } = deps;
   const viewerOf = (principal: Principal): Viewer => ({
     studioId: principal.studioId,
     readAll: principal.capabilities.has('gallery.read_all'),
@@ -26,8 +27,8 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
   const own = ({ params, principal }: { params: { id: string }; principal: Principal }) => {
     gallery.requireOwn(principal.studioId, params.id);
   };
-  const page = (rows: ItemRow[], limit: number, binding: string) =>
-    ({ status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.seq], itemJson)) });
+  // Pages come from a read worker as JSON text with the last row's position; the cursor is signed here.
+  const page = (unsigned: UnsignedPage<string>, binding: string) => ({ status: 200, rawJson: pageJson(signPage(unsigned, cursors, binding)) });
   const afterOf = (binding: string, cursor: string | undefined) => (cursor === undefined ? null : seqOf(cursors.decode(binding, cursor)));
   /** A lineage page; its cursors are bound to the direction, the start and the viewer. */
   const lineage = (
@@ -35,12 +36,12 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
     start: string,
     query: { limit?: number; cursor?: string },
     principal: Principal,
-    walk: (viewer: Viewer, after: number | null, limit: number) => ItemRow[],
+    walk: (viewer: Viewer, after: number | null, limit: number) => Promise<UnsignedPage<string>>,
   ) => {
     const viewer = viewerOf(principal);
     const limit = query.limit ?? DEFAULT_LIMIT;
     const binding = `gallery-lineage-${direction}\n${start}\n${viewer.studioId}\n${viewer.readAll}`;
-    return page(walk(viewer, afterOf(binding, query.cursor), limit + 1), limit, binding);
+    return walk(viewer, afterOf(binding, query.cursor), limit).then((unsigned) => page(unsigned, binding));
   };
 
   return [
@@ -55,14 +56,13 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
       query: listQuery,
       success: { status: 200, description: 'ItemPage', schema: itemPage },
       errors: [400, 403],
-      handle({ query, principal }) {
+      async handle({ query, principal }) {
         const limit = query.limit ?? DEFAULT_LIMIT;
-        const { filter, search } = toFilter(query, principal.studioId, gallery.completions);
+        const filter = toFilter(query, principal.studioId);
         const binding = `gallery-items\n${principal.studioId}\n${JSON.stringify(filter)}\n${query.q ?? ''}`;
         const after = afterOf(binding, query.cursor);
-        if (search.kind === 'none') return { status: 200, body: { items: [], next_cursor: null } };
-        if (search.kind === 'match') filter.match = search.expression;
-        return page(gallery.list(filter, after, limit + 1), limit, binding);
+        // The search's completions, the page and its tag counts: on a read worker (docs/api.md §Where reads run).
+        return page(await reads.search(principal.studioId, filter, query.q ?? '', after, limit), binding);
       },
     }),
     route({
@@ -136,7 +136,7 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
       errors: [400, 404],
       // The start row visible() read is the walk's start: not read again.
       handle: ({ params, query, principal, seen }) =>
-        lineage('up', params.id, query, principal, (viewer, after, limit) => gallery.lineageUpFrom(viewer, seen, after, limit)),
+        lineage('up', params.id, query, principal, (viewer, after, limit) => reads.lineageUp(viewer, seen.seq, after, limit)),
     }),
     route({
       method: 'GET',
@@ -153,13 +153,13 @@ export function galleryRoutes(deps: { gallery: GalleryStore; assets: AssetsStore
       success: { status: 200, description: 'ItemPage', schema: itemPage },
       errors: [400, 404],
       handle: ({ params, query, principal }) =>
-        lineage('down', params.id, query, principal, (viewer, after, limit) => gallery.lineageDown(viewer, params.id, after, limit)),
+        lineage('down', params.id, query, principal, (viewer, after, limit) => reads.lineageDown(viewer, params.id, after, limit)),
     }),
   ];
 }
 
-/** The list query as a filter (its search still to compile); 400 for `studio` without `scope=all`. */
-function toFilter(query: ListQuery, studioId: string, complete: Completions) {
+/** The list query as a filter (without its search); 400 for `studio` without `scope=all`. */
+function toFilter(query: ListQuery, studioId: string): ItemFilter {
   if (query.studio !== undefined && query.scope !== 'all') {
     throw ApiError.badRequest('`studio` narrows `scope=all`; add scope=all (needs gallery.read_all).');
   }
@@ -175,21 +175,11 @@ function toFilter(query: ListQuery, studioId: string, complete: Completions) {
     since: query.since,
     until: query.until,
   };
-  return { filter, search: compileSearch(query.q ?? '', complete) };
+  return filter;
 }
 
 function seqOf(position: unknown[]): number {
   const [seq] = position;
   if (position.length !== 1 || typeof seq !== 'number' || !Number.isSafeInteger(seq)) throw ApiError.badCursor();
   return seq;
-}
-
-/** Item as JSON text (decisions §6); tags, params and inputs are stored as JSON. */
-export function itemJson(row: ItemRow): string {
-  return (
-    `{"id":"${row.id}","studio_id":"${row.studio_id}","asset_id":${JSON.stringify(row.asset_id)},"kind":"${row.kind}",` +
-    `"title":${JSON.stringify(row.title)},"tags":${row.tags},"starred":${row.starred === 1},` +
-    `"session_id":${JSON.stringify(row.session_id)},"params":${row.params},"inputs":${row.inputs},` +
-    `"timeline_id":${JSON.stringify(row.timeline_id)},"created_at":"${row.created_at}","updated_at":"${row.updated_at}"}`
-  );
 }

@@ -8,7 +8,7 @@ import { requireDocument } from '../core/document';
 import type { AssetKind, AssetReferenceSource, AssetsStore } from '../assets';
 import type { SessionsStore } from '../sessions';
 import { compileItemQuery, ITEM_COLUMNS, type ItemFilter } from './query';
-import { completableWords, MAX_COMPLETIONS, searchWords, studioWord, type Completions } from './search';
+import { compileSearch, completableWords, MAX_COMPLETIONS, searchWords, studioWord, type Completions } from './search';
 
 /**
  * All SQL of the gallery (migration 0007). Writes are immediate transactions:
@@ -97,8 +97,76 @@ export const LINEAGE_SQL = {
 
 const MAX_SEQ = Number.MAX_SAFE_INTEGER;
 
+/**
+ * The reads whose cost grows with the data: pages of the list and search, and
+ * lineage walks. The read workers run them on connections of their own
+ * (reads.ts); the store has them too, on the main connection.
+ */
+export function createGalleryReader(db: Db) {
+  const stmts = {
+    tagCounts: db
+      .prepare<[string], string>('SELECT tag FROM gallery_tag_counts WHERE tag IN (SELECT value FROM json_each(?)) ORDER BY items')
+      .pluck(),
+    // Words are [a-z0-9] (search.ts): '~' sorts after every one of them.
+    completions: db
+      .prepare<[string, string, number], string>(
+        `SELECT word FROM gallery_search_words WHERE word >= ? AND word < ? || '~' ORDER BY word LIMIT ?`,
+      )
+      .pluck(),
+    up: db.prepare<Record<string, unknown>, ItemRow>(LINEAGE_SQL.up),
+    down: db.prepare<Record<string, unknown>, ItemRow>(LINEAGE_SQL.down),
+  };
+  // Compiled list queries differ only in which filters are present.
+  const listStatement = statementCache<Record<string, unknown>, ItemRow>(db, 64);
+
+  /** Tags by how many rows hold them, fewest first; a tag no item ever had comes first of all. */
+  function rarestFirst(tags: readonly string[]): string[] {
+    const counted = stmts.tagCounts.all(JSON.stringify(tags));
+    return [...tags.filter((t) => !counted.includes(t)), ...counted];
+  }
+
+  /** The indexed words that complete a prefix (see compileSearch); null when there are too many. */
+  const completions: Completions = (prefix) => {
+    const words = stmts.completions.all(prefix, prefix, MAX_COMPLETIONS + 1);
+    return words.length > MAX_COMPLETIONS ? null : words;
+  };
+
+  /** A page; with several tags, the rarest is walked first (the others are checked per row). */
+  function list(filter: ItemFilter, after: number | null, limit: number): ItemRow[] {
+    if (filter.tags.length > 1) filter = { ...filter, tags: rarestFirst(filter.tags) };
+    const { sql, params } = compileItemQuery(filter, after, limit);
+    return listStatement(sql).all(params);
+  }
+
+  return {
+    completions,
+    rarestFirst,
+    list,
+
+    /** A page of the list with `q` (blank: no search): the search compiled against this index's words. */
+    search(filter: ItemFilter, q: string, after: number | null, limit: number): ItemRow[] {
+      const search = compileSearch(q, completions);
+      if (search.kind === 'none') return [];
+      return list(search.kind === 'match' ? { ...filter, match: search.expression } : filter, after, limit);
+    },
+
+    /** Upstream lineage from an item (by seq) already checked as visible to the viewer. */
+    lineageUpFrom(viewer: Viewer, startSeq: number, after: number | null, limit: number): ItemRow[] {
+      return stmts.up.all({ start: startSeq, ...shown(viewer), after: after ?? MAX_SEQ, limit });
+    },
+
+    /** Downstream lineage of an asset (the caller's read access is checked by the route). */
+    lineageDown(viewer: Viewer, assetId: string, after: number | null, limit: number): ItemRow[] {
+      return stmts.down.all({ asset: assetId, ...shown(viewer), after: after ?? MAX_SEQ, limit });
+    },
+  };
+}
+
+export type GalleryReader = ReturnType<typeof createGalleryReader>;
+
 export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions: SessionsStore }) {
   const { assets, sessions } = deps;
+  const reader = createGalleryReader(db);
   const stmts = {
     get: db.prepare<[string], ItemRow & { deleted_at: string | null }>(
       `SELECT ${ITEM_COLUMNS}, i.deleted_at FROM gallery_items i WHERE i.id = ?`,
@@ -112,33 +180,11 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
     insertTag: db.prepare('INSERT INTO gallery_tags (tag, item) VALUES (?, ?)'),
     deleteTags: db.prepare('DELETE FROM gallery_tags WHERE item = ?'),
     index: db.prepare('INSERT INTO gallery_search (rowid, title, prompt, studio) VALUES (?, ?, ?, ?)'),
-    tagCounts: db
-      .prepare<[string], string>('SELECT tag FROM gallery_tag_counts WHERE tag IN (SELECT value FROM json_each(?)) ORDER BY items')
-      .pluck(),
     unindex: db.prepare('DELETE FROM gallery_search WHERE rowid = ?'),
     noteWord: db.prepare('INSERT OR IGNORE INTO gallery_search_words (word) VALUES (?)'),
-    // Words are [a-z0-9] (search.ts): '~' sorts after every one of them.
-    completions: db
-      .prepare<[string, string, number], string>(
-        `SELECT word FROM gallery_search_words WHERE word >= ? AND word < ? || '~' ORDER BY word LIMIT ?`,
-      )
-      .pluck(),
     update: db.prepare('UPDATE gallery_items SET title = @title, tags = @tags, starred = @starred, updated_at = @updated_at WHERE seq = @seq'),
     softDelete: db.prepare('UPDATE gallery_items SET deleted_at = ? WHERE seq = ?'),
-    up: db.prepare<Record<string, unknown>, ItemRow>(LINEAGE_SQL.up),
-    down: db.prepare<Record<string, unknown>, ItemRow>(LINEAGE_SQL.down),
-    dependents: db.prepare<[string, string], { seq: number; id: string }>(
-      `SELECT seq, id FROM gallery_items WHERE deleted_at IS NOT NULL AND asset_id IN (SELECT value FROM json_each(?))
-       UNION
-       SELECT i.seq, i.id FROM gallery_inputs n JOIN gallery_items i ON i.seq = n.item
-       WHERE i.deleted_at IS NOT NULL AND n.asset_id IN (SELECT value FROM json_each(?))`,
-    ),
-    purgeInputs: db.prepare('DELETE FROM gallery_inputs WHERE item IN (SELECT value FROM json_each(?))'),
-    purgeTags: db.prepare('DELETE FROM gallery_tags WHERE item IN (SELECT value FROM json_each(?))'),
-    purgeItems: db.prepare('DELETE FROM gallery_items WHERE seq IN (SELECT value FROM json_each(?))'),
   };
-  // Compiled list queries differ only in which filters are present.
-  const listStatement = statementCache<Record<string, unknown>, ItemRow>(db, 64);
 
   /** The asset as the caller may use it in an item: readable and not reclaimed; else 404. */
   function usableAsset(studioId: string, assetId: string, what: string): AssetKind {
@@ -158,17 +204,6 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
     return row;
   }
 
-  /** Tags by how many rows hold them, fewest first; a tag no item ever had comes first of all. */
-  function rarestFirst(tags: readonly string[]): string[] {
-    const counted = stmts.tagCounts.all(JSON.stringify(tags));
-    return [...tags.filter((t) => !counted.includes(t)), ...counted];
-  }
-
-  /** Upstream lineage from an item row already checked as visible to the viewer (get()). */
-  function lineageUpFrom(viewer: Viewer, start: ItemRow, after: number | null, limit: number): ItemRow[] {
-    return stmts.up.all({ start: start.seq, ...shown(viewer), after: after ?? MAX_SEQ, limit });
-  }
-
   function ownRow(studioId: string, id: string): ItemRow {
     return visibleRow({ studioId, readAll: false }, id);
   }
@@ -181,6 +216,13 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
   }
 
   return {
+    ...reader,
+
+    /** Upstream lineage of a live item the viewer may see (see LINEAGE_SQL). */
+    lineageUp(viewer: Viewer, id: string, after: number | null, limit: number): ItemRow[] {
+      return reader.lineageUpFrom(viewer, visibleRow(viewer, id).seq, after, limit);
+    },
+
     /**
      * Records one generation (interface §Gallery rule 2). Duplicate tags and
      * duplicate (asset_id, role) inputs collapse, first one kept.
@@ -238,21 +280,6 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
       ownRow(studioId, id);
     },
 
-    /** The indexed words that complete a prefix (see compileSearch); null when there are too many. */
-    completions: ((prefix) => {
-      const words = stmts.completions.all(prefix, prefix, MAX_COMPLETIONS + 1);
-      return words.length > MAX_COMPLETIONS ? null : words;
-    }) as Completions,
-
-    rarestFirst,
-
-    /** A page; with several tags, the rarest is walked first (the others are checked per row). */
-    list(filter: ItemFilter, after: number | null, limit: number): ItemRow[] {
-      if (filter.tags.length > 1) filter = { ...filter, tags: rarestFirst(filter.tags) };
-      const { sql, params } = compileItemQuery(filter, after, limit);
-      return listStatement(sql).all(params);
-    },
-
     /** Closed merge patch (decisions §6): title, tags (replace the set; null clears), starred. */
     update(studioId: string, id: string, patch: ItemPatch): ItemRow {
       return db
@@ -286,46 +313,50 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
       }).immediate();
     },
 
-    /** Upstream lineage of a live item the viewer may see (see LINEAGE_SQL). */
-    lineageUp(viewer: Viewer, id: string, after: number | null, limit: number): ItemRow[] {
-      return lineageUpFrom(viewer, visibleRow(viewer, id), after, limit);
-    },
-
-    lineageUpFrom,
-
-    /** Downstream lineage of an asset (the caller's read access is checked by the route). */
-    lineageDown(viewer: Viewer, assetId: string, after: number | null, limit: number): ItemRow[] {
-      return stmts.down.all({ asset: assetId, ...shown(viewer), after: after ?? MAX_SEQ, limit });
-    },
-
-    /**
-     * What counts against asset reclaim (decisions §7): live items' assets and
-     * their inputs. Dead items holding a reclaimed asset go with it.
-     */
-    referenceSources(): AssetReferenceSource[] {
-      const dependents = (assetIds: readonly string[]) => {
-        const ids = JSON.stringify(assetIds);
-        return stmts.dependents.all(ids, ids);
-      };
-      return [
-        {
-          name: 'gallery items',
-          liveSql: 'SELECT asset_id FROM gallery_items WHERE deleted_at IS NULL',
-          dependents: (assetIds) => dependents(assetIds).map((r) => r.id),
-          purge(assetIds) {
-            const seqs = JSON.stringify(dependents(assetIds).map((r) => r.seq));
-            stmts.purgeInputs.run(seqs);
-            stmts.purgeTags.run(seqs);
-            stmts.purgeItems.run(seqs);
-          },
-        },
-        {
-          name: 'gallery item inputs',
-          liveSql: `SELECT n.asset_id FROM gallery_inputs n JOIN gallery_items i ON i.seq = n.item WHERE i.deleted_at IS NULL`,
-        },
-      ];
-    },
+    /** What counts against asset reclaim (see galleryReferenceSources). */
+    referenceSources: () => galleryReferenceSources(db),
   };
+}
+
+/**
+ * What counts against asset reclaim (decisions §7): live items' assets and
+ * their inputs. Dead items holding a reclaimed asset go with it. Built on any
+ * connection: the read workers' (reclaim previews) prepare the purge too, but
+ * only the main one ever runs it.
+ */
+export function galleryReferenceSources(db: Db): AssetReferenceSource[] {
+  const stmts = {
+    dependents: db.prepare<[string, string], { seq: number; id: string }>(
+      `SELECT seq, id FROM gallery_items WHERE deleted_at IS NOT NULL AND asset_id IN (SELECT value FROM json_each(?))
+       UNION
+       SELECT i.seq, i.id FROM gallery_inputs n JOIN gallery_items i ON i.seq = n.item
+       WHERE i.deleted_at IS NOT NULL AND n.asset_id IN (SELECT value FROM json_each(?))`,
+    ),
+    purgeInputs: db.prepare('DELETE FROM gallery_inputs WHERE item IN (SELECT value FROM json_each(?))'),
+    purgeTags: db.prepare('DELETE FROM gallery_tags WHERE item IN (SELECT value FROM json_each(?))'),
+    purgeItems: db.prepare('DELETE FROM gallery_items WHERE seq IN (SELECT value FROM json_each(?))'),
+  };
+  const dependents = (assetIds: readonly string[]) => {
+    const ids = JSON.stringify(assetIds);
+    return stmts.dependents.all(ids, ids);
+  };
+  return [
+    {
+      name: 'gallery items',
+      liveSql: 'SELECT asset_id FROM gallery_items WHERE deleted_at IS NULL',
+      dependents: (assetIds) => dependents(assetIds).map((r) => r.id),
+      purge(assetIds) {
+        const seqs = JSON.stringify(dependents(assetIds).map((r) => r.seq));
+        stmts.purgeInputs.run(seqs);
+        stmts.purgeTags.run(seqs);
+        stmts.purgeItems.run(seqs);
+      },
+    },
+    {
+      name: 'gallery item inputs',
+      liveSql: `SELECT n.asset_id FROM gallery_inputs n JOIN gallery_items i ON i.seq = n.item WHERE i.deleted_at IS NULL`,
+    },
+  ];
 }
 
 function shown(viewer: Viewer): { all: number; studio: string } {

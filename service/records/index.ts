@@ -2,3 +2,5 @@ export { createRecordsStore, declareIndex, RECORDS_SQL, purgeStudioRecords } fro
 export type { RecordsStore, DeclaredIndex } from './store';
 export { recordRoutes } from './routes';
 export { COLLECTION_PATTERN } from './schema';
+export { recordReadOps, recordReads } from './reads';
+export type { RecordReadOps, RecordReads } from './reads';

@@ -2,11 +2,13 @@ import { ApiError } from '../core/errors';
 import type { Principal } from '../core/auth';
 import { isUlid } from '../core/ids';
 import { IF_MATCH_HEADER, route, type Route } from '../core/route';
-import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec, type CursorValue } from '../core/pagination';
+import { DEFAULT_LIMIT, pageJson, signPage, type CursorCodec, type CursorValue } from '../core/pagination';
 import { DEFAULT_ORDER_TEXT, parseOrder, parseWhere, type Order } from './filter';
 import type { Position } from './compile';
 import { collectionParams, documentBody, listQuery, record, recordPage, recordParams } from './schema';
-import type { ListedRow, RecordRow, RecordsStore } from './store';
+import { recordJson } from './page';
+import type { RecordReads } from './reads';
+import type { RecordRow, RecordsStore } from './store';
 
 /**
  *   GET    /records/{collection}        query: where (repeatable), order, limit, cursor
@@ -16,8 +18,8 @@ import type { ListedRow, RecordRow, RecordsStore } from './store';
  *   PATCH  /records/{collection}/{id}   RFC 7396 merge patch (If-Match optional)
  *   DELETE /records/{collection}/{id}   soft delete (If-Match optional)
  */
-export function recordRoutes(deps: { records: RecordsStore; cursors: CursorCodec }): Route[] {
-  const { records, cursors } = deps;
+export function recordRoutes(deps: { records: RecordsStore; reads: RecordReads; cursors: CursorCodec }): Route[] {
+  const { records, reads, cursors } = deps;
   // 404 before the body or If-Match is looked at (decisions §11); reads no document.
   const live = ({ params, principal }: { params: { collection: string; id: string }; principal: Principal }) => {
     if (!isUlid(params.id)) throw ApiError.notFound('The record');
@@ -37,7 +39,7 @@ export function recordRoutes(deps: { records: RecordsStore; cursors: CursorCodec
       query: listQuery,
       success: { status: 200, description: 'RecordPage', schema: recordPage },
       errors: [400],
-      handle({ params, query, principal }) {
+      async handle({ params, query, principal }) {
         const texts = query.where === undefined ? [] : ([] as string[]).concat(query.where);
         const clauses = parseWhere(texts);
         const order = parseOrder(query.order);
@@ -45,10 +47,10 @@ export function recordRoutes(deps: { records: RecordsStore; cursors: CursorCodec
         // A cursor is bound to the studio, the collection, the where clauses and the order (decisions §11).
         const binding = `records\n${principal.studioId}\n${params.collection}\n${JSON.stringify(texts)}\n${query.order ?? DEFAULT_ORDER_TEXT}`;
         const after = query.cursor ? toPosition(order, cursors.decode(binding, query.cursor)) : null;
-        const { rows, cut } = records.list({ studioId: principal.studioId, collection: params.collection, clauses, order, after }, limit + 1);
-        const shown = cut ? rows.length - 1 : limit;
-        const page = toPage(rows, shown, cursors, binding, (r) => positionOf(order, r), recordJson);
-        return { status: 200, rawJson: pageJson(page) };
+        // A query may scan the whole collection: it runs on a read worker (docs/api.md §Where reads run),
+        // which hands back the page's JSON text and its last position; the cursor is signed here.
+        const page = await reads.page({ studioId: principal.studioId, collection: params.collection, clauses, order, after }, limit);
+        return { status: 200, rawJson: pageJson(signPage(page, cursors, binding)) };
       },
     }),
     route({
@@ -127,25 +129,8 @@ export function recordRoutes(deps: { records: RecordsStore; cursors: CursorCodec
   ];
 }
 
-/** The flat Record as JSON text around the stored document text. */
-function recordJson(row: RecordRow): string {
-  const members = row.doc.length > 2 ? `,${row.doc.slice(1, -1)}` : '';
-  return `{"id":"${row.id}","created_at":"${row.created_at}","updated_at":"${row.updated_at}","etag":"${row.etag}"${members}}`;
-}
-
 function reply(status: number, row: RecordRow) {
   return { status, rawJson: recordJson(row), etag: row.etag };
-}
-
-/** The cursor position of a row in an order (see compile.ts Position). */
-function positionOf(order: Order, row: ListedRow): CursorValue[] {
-  const f = order.field.target;
-  if (f === 'id' || f === 'created_at') return [row.id];
-  if (f === 'updated_at') return [row.updated_at, row.id];
-  const k = row.k;
-  if (k === null) return ['m', row.id];
-  if (Buffer.isBuffer(k)) return ['b', k.toString('base64'), row.id];
-  return [typeof k === 'number' ? 'n' : 's', k, row.id];
 }
 
 function toPosition(order: Order, v: CursorValue[]): Position {

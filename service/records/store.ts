@@ -52,11 +52,47 @@ export const RECORDS_SQL = {
   indexed: 'SELECT field FROM record_indexes WHERE studio_id = ? AND collection = ?',
 };
 
+/**
+ * The reads whose cost grows with the data (a query page): the read workers
+ * run them on connections of their own (reads.ts), the store on the main one
+ * when the pool is inline.
+ */
+export function createRecordsReader(db: Db) {
+  const indexed = db.prepare<[string, string], string>(RECORDS_SQL.indexed).pluck();
+  const prepared = statementCache<unknown[], ListedRow>(db, STATEMENT_CACHE_SIZE);
+  /** Fields of a collection with a declared index (read per query: the CLI may add one any time). */
+  const indexedFields = (studioId: string, collection: string): Set<string> => new Set(indexed.all(studioId, collection));
+  return {
+    indexedFields,
+
+    /**
+     * Up to `limit` rows from the page's position, running the order's steps in
+     * turn. A page also stops once its documents pass PAGE_BYTES (a page of 500
+     * records of 4 MiB would otherwise be 2 GB in memory): then `cut` is true and
+     * the last row only says that more exist, as the (limit + 1)th row does.
+     */
+    list(spec: Omit<QuerySpec, 'indexed'>, limit: number): { rows: ListedRow[]; cut: boolean } {
+      const rows: ListedRow[] = [];
+      let bytes = 0;
+      for (const step of compileQuery({ ...spec, indexed: indexedFields(spec.studioId, spec.collection) })) {
+        for (const row of prepared(step.sql).iterate(...step.params, limit - rows.length)) {
+          rows.push(row);
+          bytes += row.doc.length;
+          if (rows.length >= 2 && bytes > PAGE_BYTES) return { rows, cut: true };
+        }
+        if (rows.length >= limit) break;
+      }
+      return { rows, cut: false };
+    },
+  };
+}
+
+export type RecordsReader = ReturnType<typeof createRecordsReader>;
+
 export function createRecordsStore(db: Db, studios: StudiosStore, options: { maxDocBytes: () => number }) {
   const stmts = {
     get: db.prepare<[string, string, string], RecordRow>(RECORDS_SQL.get),
     etag: db.prepare<[string, string, string], string>(RECORDS_SQL.etag).pluck(),
-    indexed: db.prepare<[string, string], string>(RECORDS_SQL.indexed).pluck(),
     insert: db.prepare(
       `INSERT INTO records (studio_id, collection, id, doc, etag, created_at, updated_at)
        VALUES (?, ?, ?, jsonb(?), ?, ?, ?)`,
@@ -66,7 +102,6 @@ export function createRecordsStore(db: Db, studios: StudiosStore, options: { max
     ),
     softDelete: db.prepare('UPDATE records SET deleted_at = ? WHERE studio_id = ? AND collection = ? AND id = ?'),
   };
-  const prepared = statementCache<unknown[], ListedRow>(db, STATEMENT_CACHE_SIZE);
 
   function live(studioId: string, collection: string, id: string): RecordRow {
     const row = stmts.get.get(studioId, collection, id);
@@ -122,31 +157,7 @@ export function createRecordsStore(db: Db, studios: StudiosStore, options: { max
       liveEtag(studioId, collection, id);
     },
 
-    /** Fields of a collection with a declared index (read per query: the CLI may add one any time). */
-    indexedFields(studioId: string, collection: string): Set<string> {
-      return new Set(stmts.indexed.all(studioId, collection));
-    },
-
-    /**
-     * Up to `limit` rows from the page's position, running the order's steps in
-     * turn. A page also stops once its documents pass PAGE_BYTES (a page of 500
-     * records of 4 MiB would otherwise be 2 GB in memory): then `cut` is true and
-     * the last row only says that more exist, as the (limit + 1)th row does.
-     */
-    list(spec: Omit<QuerySpec, 'indexed'>, limit: number): { rows: ListedRow[]; cut: boolean } {
-      const indexed = this.indexedFields(spec.studioId, spec.collection);
-      const rows: ListedRow[] = [];
-      let bytes = 0;
-      for (const step of compileQuery({ ...spec, indexed })) {
-        for (const row of prepared(step.sql).iterate(...step.params, limit - rows.length)) {
-          rows.push(row);
-          bytes += row.doc.length;
-          if (rows.length >= 2 && bytes > PAGE_BYTES) return { rows, cut: true };
-        }
-        if (rows.length >= limit) break;
-      }
-      return { rows, cut: false };
-    },
+    ...createRecordsReader(db),
 
     create(studioId: string, collection: string, doc: unknown): RecordRow {
       const text = checkDocument(doc, 'The record');

@@ -7,7 +7,7 @@ import { createTimelineOps, type EditorSurface } from './operations';
 import { createProbes } from './probes';
 import { createTimelineStore } from './store';
 
-export { TIMELINE_SQL, purgeStudioTimelines } from './store';
+export { TIMELINE_SQL, purgeStudioTimelines, timelineReferenceSources } from './store';
 export type { TimelineStore, TimelineRow } from './store';
 export type { EditorSurface, TimelineOps } from './operations';
 export type { Exporter } from './export';

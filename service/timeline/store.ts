@@ -194,13 +194,7 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
       stmts.putProbe.run(sha256, PROBE_VERSION, JSON.stringify(probe), nowIso());
     },
 
-    /** Clips of live sequences' current documents hold their assets against reclaim. */
-    referenceSources(): AssetReferenceSource[] {
-      return [
-        { name: 'sequence clips', liveSql: 'SELECT asset_id FROM timeline_assets' },
-        { name: 'running exports', liveSql: 'SELECT asset_id FROM export_assets' },
-      ];
-    },
+    referenceSources: timelineReferenceSources,
 
     /** A running export's assets stay out of reclaim until release. */
     holdForExport(jobId: string, assetIds: readonly string[]): void {
@@ -214,6 +208,14 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
     },
   };
   return store;
+}
+
+/** Clips of live sequences' current documents, and running exports, hold their assets against reclaim. */
+export function timelineReferenceSources(): AssetReferenceSource[] {
+  return [
+    { name: 'sequence clips', liveSql: 'SELECT asset_id FROM timeline_assets' },
+    { name: 'running exports', liveSql: 'SELECT asset_id FROM export_assets' },
+  ];
 }
 
 export function docColumns(doc: TimelineDoc): { name: string; target: string; tracks: string } {

@@ -208,7 +208,7 @@ export function createService(options: ServiceOptions): Service {
   // Every domain, one line each.
   const routes: Route[] = [
     ...kvRoutes({ kv: createKvStore(db, studios), cursors }),
-    ...recordRoutes({ records: createRecordsStore(db, studios, { maxDocBytes: () => config.bodyLimit }), reads: recordReads(pool), cursors }),
+    ...recordRoutes({ records: createRecordsStore(db, studios, { maxDocBytes: () => config.bodyLimit }), reads: recordReads(pool, db), cursors }),
     ...sessionRoutes({ sessions, cursors }),
     ...assetRoutes(assets),
     ...galleryRoutes({ gallery, reads: galleryReads(pool), assets: assets.store, cursors }),

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { createService } from '../service/app';
+import { readsOneIndexRange } from '../service/records/compile';
+import { parseOrder, parseWhere } from '../service/records/filter';
 import { client, type HttpResponse } from './helpers/http';
 import { createItem, newAsset } from './helpers/gallery';
 import { until } from './helpers/processes';
@@ -177,6 +179,8 @@ describe('the same answers on workers and inline (--read-workers 0)', () => {
     // An unreferenced-now asset for the reclaim preview: referenced once by an item since deleted.
     const spare = await newAsset(workers.port, tokens.alpha);
 
+    // A declared index: one `eq` on it in id order is read on the main thread (readsOneIndexRange), the rest on workers.
+    assert.equal(workers.cli(['index', 'add', '--studio', 'alpha', '--collection', 'c', '--field', 's']).code, 0);
     const rec = (q: string) => `/records/c?${q}`;
     requests.push(
       { name: 'records default order', path: rec('limit=4'), who: 'alpha' },
@@ -186,6 +190,10 @@ describe('the same answers on workers and inline (--read-workers 0)', () => {
       { name: 'records contains', path: rec('where=t:contains:"red"&limit=2'), who: 'alpha' },
       { name: 'records updated_at order', path: rec('order=updated_at:asc&limit=5'), who: 'alpha' },
       { name: 'records another studio', path: rec('limit=5'), who: 'beta' },
+      { name: 'records indexed eq (main thread), paged', path: rec('where=s:eq:"x"&limit=2'), who: 'alpha' },
+      { name: 'records indexed eq, ascending', path: rec('where=s:eq:"y"&order=created_at:asc&limit=2'), who: 'alpha' },
+      { name: 'records indexed eq + another clause (worker)', path: rec('where=s:eq:"x"&where=b:eq:true&limit=1'), who: 'alpha' },
+      { name: 'records indexed range (worker)', path: rec('where=s:gte:"y"&order=s:desc&limit=2'), who: 'alpha' },
       { name: 'records bad filter', path: rec('where=n:zz:1'), who: 'alpha' },
       { name: 'records bad order', path: rec('order=n:up'), who: 'alpha' },
       { name: 'records bad cursor', path: rec('cursor=nope'), who: 'alpha' },
@@ -236,6 +244,27 @@ describe('the same answers on workers and inline (--read-workers 0)', () => {
     // The table reaches errors as well as pages (400 bad_filter / bad_cursor / bad_request, 404, 409 not_reclaimable).
     assert.deepEqual([...statuses].sort(), [200, 400, 404, 409]);
   });
+});
+
+test('readsOneIndexRange: only one eq on a declared field, in id order, stays on the main thread', () => {
+  const indexed = new Set(['qty']);
+  const rows: [string[], string | undefined, boolean][] = [
+    [['qty:eq:1'], undefined, true],
+    [['qty:eq:1'], 'created_at:asc', true],
+    [['qty:eq:1'], 'id:desc', true],
+    [['qty:eq:"text"'], undefined, true],
+    [['qty:eq:1'], 'qty:asc', false], // past the eq, records missing the field are a second step
+    [['qty:eq:1'], 'updated_at:desc', false],
+    [['qty:gte:1'], undefined, false],
+    [['qty:in:[1,2]'], undefined, false],
+    [['qty:eq:1', 'qty:ne:2'], undefined, false],
+    [['other:eq:1'], undefined, false],
+    [['id:eq:01ARZ3NDEKTSV4RRFFQ69G5FAV'], undefined, false],
+    [[], undefined, false],
+  ];
+  for (const [where, order, expected] of rows) {
+    assert.equal(readsOneIndexRange(parseWhere(where), parseOrder(order), indexed), expected, `${where} ${order}`);
+  }
 });
 
 describe('lifecycle', () => {

@@ -267,6 +267,25 @@ export function stepsOf(order: Order, indexed: ReadonlySet<string>, after: Posit
   ];
 }
 
+/**
+ * Whether a page is one range of a declared index read in its order, so that
+ * it reads at most the rows it returns, however large the collection: one
+ * `eq` clause on a declared field, in id (= created_at) order. The index is
+ * (studio_id, collection, K(field), id), partial on live rows, so the rows with
+ * K = value come in id order and the page stops at its limit. (A range clause,
+ * `in`, other clauses or another order can read many rows for each one shown.)
+ */
+export function readsOneIndexRange(clauses: readonly Clause[], order: Order, indexed: ReadonlySet<string>): boolean {
+  const [c] = clauses;
+  return (
+    clauses.length === 1 &&
+    c!.target === 'doc' &&
+    c!.op === 'eq' &&
+    indexed.has(c!.field) &&
+    (order.field.target === 'id' || order.field.target === 'created_at')
+  );
+}
+
 export const RECORD_COLUMNS = 'id, created_at, updated_at, etag, json(doc) AS doc';
 
 export interface QuerySpec {

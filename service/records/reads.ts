@@ -1,9 +1,9 @@
 import type { Db } from '../db/open';
 import { unsignedPage, type UnsignedPage } from '../core/pagination';
 import { readClient, type ReadRunner } from '../db/read-pool';
-import type { Position, QuerySpec } from './compile';
+import { readsOneIndexRange, type Position, type QuerySpec } from './compile';
 import { positionOf, recordJson } from './page';
-import { createRecordsReader } from './store';
+import { createRecordsReader, type RecordsReader } from './store';
 
 /**
  * The records reads that run on the read workers (service/db/read-pool.ts):
@@ -13,24 +13,36 @@ import { createRecordsReader } from './store';
  * cursor's blob sort key is made a Buffer again for better-sqlite3.
  */
 
-export function recordReadOps(db: Db) {
-  const reader = createRecordsReader(db);
-  return {
-    'records.page': (spec: Omit<QuerySpec, 'indexed'>, limit: number): UnsignedPage<string> => {
-      const { rows, cut } = reader.list({ ...spec, after: spec.after && withBufferKey(spec.after) }, limit + 1);
-      // A page cut short by its bytes shows all but its last row, which only says that more exist.
-      return unsignedPage(rows, cut ? rows.length - 1 : limit, (r) => positionOf(spec.order, r), recordJson);
-    },
+/** A query page as its records' JSON text and the last one's position, on the reader's connection. */
+function pageOn(reader: RecordsReader) {
+  return (spec: Omit<QuerySpec, 'indexed'>, limit: number): UnsignedPage<string> => {
+    const { rows, cut } = reader.list({ ...spec, after: spec.after && withBufferKey(spec.after) }, limit + 1);
+    // A page cut short by its bytes shows all but its last row, which only says that more exist.
+    return unsignedPage(rows, cut ? rows.length - 1 : limit, (r) => positionOf(spec.order, r), recordJson);
   };
+}
+
+export function recordReadOps(db: Db) {
+  return { 'records.page': pageOn(createRecordsReader(db)) };
 }
 
 export type RecordReadOps = ReturnType<typeof recordReadOps>;
 
-/** The records reads as the routes call them, through the pool; each studio is its own lane. */
-export function recordReads(runner: ReadRunner) {
+/**
+ * The records reads as the routes call them: through the pool, each studio its
+ * own lane; except a page that one declared index answers in order
+ * (readsOneIndexRange), which reads no more rows than it shows, costs less
+ * than the hop to a worker and back, and runs here on the main connection.
+ */
+export function recordReads(runner: ReadRunner, main: Db) {
   const call = readClient<RecordReadOps>(runner);
+  const reader = createRecordsReader(main);
+  const onMain = pageOn(reader);
   return {
-    page: (spec: Omit<QuerySpec, 'indexed'>, limit: number) => call(spec.studioId, 'records.page', spec, limit),
+    async page(spec: Omit<QuerySpec, 'indexed'>, limit: number): Promise<UnsignedPage<string>> {
+      if (readsOneIndexRange(spec.clauses, spec.order, reader.indexedFields(spec.studioId, spec.collection))) return onMain(spec, limit);
+      return call(spec.studioId, 'records.page', spec, limit);
+    },
   };
 }
 

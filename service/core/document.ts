@@ -21,6 +21,11 @@ export function requireDocument(value: unknown, what: string): JsonObject {
   return value;
 }
 
+/** Whether a JSON value nests deeper than `max` levels (checked without recursion). */
+export function nestedDeeperThan(value: unknown, max = MAX_DEPTH): boolean {
+  return inspect(value, max) === 'too_deep';
+}
+
 /** The stored text of a document and its size in bytes (what quotas count). */
 export function documentText(doc: JsonObject): { text: string; size: number } {
   const text = JSON.stringify(doc);

@@ -1,4 +1,5 @@
 import { ApiError } from '../core/errors';
+import { MAX_DEPTH, nestedDeeperThan } from '../core/document';
 import type { Json } from '../core/merge-patch';
 import { parseInstant } from '../core/time';
 
@@ -85,6 +86,9 @@ export function parseClause(text: string, index = 1): Clause {
     throw fail(`unknown operator "${shorten(op)}" (one of ${OPS.join(', ')}; lower-case)`);
   }
   const value = parseValue(raw);
+  // Stored documents nest at most MAX_DEPTH levels; a deeper value matches nothing and
+  // would only strain every later walk over it (a 500 from the stack, found in review).
+  if (nestedDeeperThan(value)) throw fail(`the value is nested deeper than ${MAX_DEPTH} levels`);
   if (target === 'doc') return docClause(name, op as Op, value, fail);
   if (target === 'id') return idClause(op as Op, value, raw, fail);
   return instantClause(target, op as Op, value, fail);

@@ -101,6 +101,8 @@ describe('parseClause: refusals are bad_filter naming the clause and the reason'
     ['created_at:in:["nope"]', /RFC 3339/],
     ['id:in:[1]', /array of strings/],
     ['id:exists:maybe', /exists takes true or false/],
+    [`a:eq:${'['.repeat(5000)}${']'.repeat(5000)}`, /nested deeper than 100 levels/],
+    [`a:in:[${'{"a":'.repeat(101)}1${'}'.repeat(101)}]`, /nested deeper than 100 levels/],
   ];
   for (const [text, reason] of rows) {
     test(JSON.stringify(text), () => {

@@ -138,6 +138,22 @@ describe('serve', () => {
     assert.ok(Date.now() - started < 5000);
   });
 
+  test('a SIGINT sent the moment the ready line is read still stops cleanly (handlers come first)', async () => {
+    for (let round = 0; round < 3; round++) {
+      const dir = tempDir();
+      const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (d) => (stderr += d));
+      child.stdout!.on('data', (d: Buffer) => {
+        if (/http:\/\/127\.0\.0\.1:\d+/.test(String(d))) child.kill('SIGINT');
+      });
+      const code = await new Promise((r) => child.once('exit', (c, signal) => r(signal ?? c)));
+      assert.equal(code, 0, `round ${round}: ended by ${String(code)}\n${stderr}`);
+      assert.match(stderr, /SIGINT: stopping/);
+      assert.equal(existsSync(join(dir, 'server.json')), false, 'the server file is removed by the clean stop');
+    }
+  });
+
   test('stops on SIGTERM with exit 0 and keeps its data for the next start', async () => {
     const dir = tempDir();
     const first = await startService({ dataDir: dir });

@@ -53,7 +53,7 @@ before(() => {
       }),
     clipAssets: () => Promise.reject(new Error('not used by these tests')),
   };
-  const editor = { openTimeline: () => ({ opened: true as const, surface: '' }) };
+  const editor = { openTimeline: () => ({ opened: true as const, surface: '' }), isOpen: () => false };
   ops = createTimelineOps({ store, assets, probes, editor });
 });
 

@@ -3,13 +3,14 @@ import { promisify } from 'node:util';
 import type { Context } from 'koa';
 import type { Principal } from '../core/auth';
 import { ApiError } from '../core/errors';
-import { route, type Reply, type Route } from '../core/route';
+import { actingPrincipal, findRoute, launcherMirror, route, type Reply, type Route } from '../core/route';
 import { adoptFile } from './adopt';
 import type { AssetsDomain } from './domain';
 import { sanitizeFilename } from './filename';
 import { probe } from './ingest';
 import { parseContentType } from './mime';
 import { ifRangeHolds, noneMatch, parseRange } from './range';
+import { STORED_FILE_HEADERS, storedFileHeaders } from './serving';
 import {
   adoptBody, asset, idParams, reclaimBody, reclaimPreview, reclaimResult, thumbQuery, THUMB_WIDTH, uploadQuery,
 } from './schema';
@@ -22,6 +23,10 @@ import { assetJson, type AssetView } from './store';
  *   POST /assets:adopt          hardlink a file of the stage or data folder
  *   POST /assets:reclaim        preview, then confirm (decisions §7)
  *   POST /launcher/assets:reclaim  the same over every studio's assets (launcher credential)
+ *   GET  /launcher/assets/{id}, /launcher/assets/{id}/thumb   the two reads above as the asset's first reader
+ *
+ * Every file answer carries serving.ts's headers (nosniff, CSP sandbox, and
+ * `Content-Disposition: attachment` for any type that could run as a page).
  */
 export function assetRoutes(domain: AssetsDomain): Route[] {
   const { store, blobs, ingest, thumbs, reclaimer } = domain;
@@ -32,7 +37,7 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
   };
   const visible = ({ params, principal }: { params: { id: string }; principal: Principal }) => readable(principal, params.id);
 
-  return [
+  const routes: Route[] = [
     route({
       method: 'POST',
       path: '/assets',
@@ -85,7 +90,7 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
       async handle({ seen: view, ctx }) {
         const fd = await openBlob(domain, view);
         const size = (await fstatAsync(fd)).size;
-        const headers: Record<string, string> = { 'Accept-Ranges': 'bytes', ...FILE_HEADERS };
+        const headers: Record<string, string> = { 'Accept-Ranges': 'bytes', ...storedFileHeaders(view.mime, view.filename) };
         if (noneMatch(ctx.get('If-None-Match') || undefined, view.sha256)) {
           await closeAsync(fd);
           return { status: 304, etag: view.sha256, headers };
@@ -130,10 +135,10 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
         }
         if (noneMatch(ctx.get('If-None-Match') || undefined, etag)) {
           await closeAsync(fd);
-          return { status: 304, etag };
+          return { status: 304, etag, headers: { ...STORED_FILE_HEADERS } };
         }
         const size = (await fstatAsync(fd)).size;
-        return fileReply(ctx, fd, 200, 'image/webp', etag, {}, 0, size - 1);
+        return fileReply(ctx, fd, 200, 'image/webp', etag, { ...STORED_FILE_HEADERS }, 0, size - 1);
       },
     }),
     route({
@@ -188,10 +193,25 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
       },
     }),
   ];
-}
 
-/** Asset bytes are never run as a page of the service's origin. */
-const FILE_HEADERS = { 'Content-Security-Policy': "default-src 'none'; sandbox" };
+  // The launcher reads an asset as the first studio granted it (its name, its 404 and 410): the same handlers.
+  const asFirstReader = ({ id }: { id: string }) => {
+    const studioId = store.firstReader(id);
+    if (studioId === null) throw ApiError.notFound('The asset');
+    return actingPrincipal(studioId, ['assets']);
+  };
+  const launcherSide = (path: string, summary: string) =>
+    launcherMirror(findRoute(routes, 'GET', path), {
+      actingAs: asFirstReader,
+      summary,
+      description: `As \`GET ${path}\`, for any asset a studio can read, read as the first studio granted it (its file name). Read only.`,
+    });
+  return [
+    ...routes,
+    launcherSide('/assets/{id}', "Read any asset's bytes (the launcher)"),
+    launcherSide('/assets/{id}/thumb', "Any image asset's thumbnail (the launcher)"),
+  ];
+}
 
 /*
  * Plain numeric fds, not FileHandles: the read stream owns its fd and closes it

@@ -70,6 +70,9 @@ export function createAssetsStore(db: Db) {
   const stmts = {
     view: db.prepare<[string, string], AssetView>(ASSETS_SQL.view),
     bySha: db.prepare<[string], AssetRow>(ASSETS_SQL.bySha),
+    firstReader: db.prepare<[string], { studio_id: string }>(
+      'SELECT studio_id FROM asset_access WHERE asset_id = ? ORDER BY granted_at, studio_id LIMIT 1',
+    ),
     insert: db.prepare(
       `INSERT INTO assets (id, sha256, kind, mime, size, ext, pinned, width, height, duration_s, fps, created_at)
        VALUES (@id, @sha256, @kind, @mime, @size, @ext, @pinned, @width, @height, @duration_s, @fps, @created_at)`,
@@ -125,6 +128,15 @@ export function createAssetsStore(db: Db) {
   return {
     view(studioId: string, id: string): AssetView | null {
       return stmts.view.get(id, studioId) ?? null;
+    },
+
+    /**
+     * The studio the launcher reads an asset as (decisions §10, "acting as the
+     * owning studio"): the first granted (its uploader, or the first studio that
+     * adopted it), ties by id; null when no studio can read it.
+     */
+    firstReader(id: string): string | null {
+      return stmts.firstReader.get(id)?.studio_id ?? null;
     },
 
     bySha(sha256: string): AssetRow | null {

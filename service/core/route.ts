@@ -115,6 +115,64 @@ export interface BindOptions {
  */
 export const LAUNCHER_PRINCIPAL: Principal = Object.freeze({ studioId: '', capabilities: new Set<string>() });
 
+/**
+ * The principal a launcher-side mirror acts as (launcherMirror): `studioId` a
+ * studio's id (the owner of what it touches), or '' (no studio's) for a reader
+ * of every studio's items; `capabilities` what the mirrored handler consults
+ * (`gallery.read_all` widens a reader to every studio).
+ */
+export function actingPrincipal(studioId: string, capabilities: readonly string[]): Principal {
+  return Object.freeze({ studioId, capabilities: new Set(capabilities) });
+}
+
+/** What a launcher-side mirror of a studio route acts as, and what it changes of the original. */
+export interface LauncherMirror<P, Q> {
+  /**
+   * The studio the route acts as (decisions §10 "acting as the owning studio"):
+   * the owner of the resource the params name, or a reader of every studio
+   * (`gallery.read_all`). Throws 404 when the launcher may not reach it. Runs
+   * where `visible` runs: after params and query, before any body is read.
+   */
+  actingAs: (params: P) => Principal;
+  /** The launcher's query, when it differs (e.g. without `scope`); its output is the original's query. */
+  query?: ZodType<Q>;
+  summary?: string;
+  description?: string;
+}
+
+/**
+ * A studio route served on the launcher's side under `/launcher`: the same
+ * schemas, `visible` check and handler, run with the principal `actingAs`
+ * gives instead of a token's, behind the launcher credential (service origin
+ * only). Not a copy of the logic: a change to the studio route changes its
+ * mirror. The studio route's extra capabilities are not asked for: the acting
+ * principal is the launcher's choice, not a token's grant.
+ */
+export function launcherMirror<P, Q, B, V>(r: Route<P, Q, B, V>, m: LauncherMirror<P, Q>): Route<P, Q, B, { acting: Principal; seen: V }> {
+  const { extraCapabilities: _ignored, visible, handle, ...rest } = r;
+  return {
+    ...rest,
+    path: `/launcher${r.path}`,
+    summary: m.summary ?? `${r.summary} (the launcher)`,
+    description: m.description ?? r.description,
+    capability: 'launcher',
+    query: m.query ?? r.query,
+    errors: [...new Set([...r.errors, 404])].sort((a, b) => a - b),
+    visible: ({ params }) => {
+      const acting = m.actingAs(params);
+      return { acting, seen: visible ? visible({ params, principal: acting }) : (undefined as V) };
+    },
+    handle: (input) => handle({ ...input, principal: input.seen.acting, seen: input.seen.seen }),
+  };
+}
+
+/** A route of a table by method and path (a mirror's original); throws when the table has none. */
+export function findRoute(routes: readonly Route[], method: Method, path: string): Route {
+  const found = routes.find((r) => r.method === method && r.path === path);
+  if (!found) throw new Error(`No route ${method} ${path}`);
+  return found;
+}
+
 /** Registers routes on a router; more literal routes first (`/x/{id}:activate` before `/x/{id}`). */
 export function bindRoutes(router: Router, routes: readonly Route[], options: BindOptions): void {
   const ordered = [...routes].sort((a, b) => literalLength(b.path) - literalLength(a.path));

@@ -44,6 +44,13 @@ export interface EditorHub {
    * object (not JSON text: it is serialised here, inside the event's data).
    */
   openTimeline(timeline: Record<string, unknown>, studioId: string): TimelineOpened;
+  /**
+   * Whether a sequence is open on the editor surface: its studio's `:open`
+   * reached a page while this service runs (decisions §10 "the opened sequence";
+   * docs/api.md §Launcher). The launcher's `/launcher/timeline/{id}` routes
+   * reach only these. The newest MAX_OPENED are remembered.
+   */
+  isOpen(timelineId: string): boolean;
   /** Pages connected right now. */
   connected(): number;
   /** The editor page: `http://127.0.0.1:PORT/editor/`. */
@@ -51,6 +58,9 @@ export interface EditorHub {
   /** Service shutdown: every stream ends (what is buffered is still sent); later connects end at once. */
   close(): void;
 }
+
+/** Sequences remembered as open; past this, the one opened longest ago is forgotten. */
+export const MAX_OPENED = 1000;
 
 /** Event names are ours, never input; a bad one would break the stream's framing. */
 const EVENT_NAME = /^[a-z][a-z0-9_.-]{0,63}$/;
@@ -64,6 +74,8 @@ export function createEditorHub(options: EditorHubOptions): EditorHub {
   const tuning = streamTuning(options);
   /** Each connected page and the check of its credential. */
   const pages = new Map<LiveStream, () => boolean>();
+  /** Ids of the sequences opened, oldest first (a Set keeps insertion order). */
+  const opened = new Set<string>();
   let closed = false;
 
   const frame = (event: string, data: unknown): string => {
@@ -100,8 +112,15 @@ export function createEditorHub(options: EditorHubOptions): EditorHub {
     openTimeline(timeline, studioId) {
       const reached = publish('open', { timeline, studio_id: studioId, opened_at: nowIso() });
       if (reached === 0) throw ApiError.unsupported(noEditorMessage(surfaceUrl()));
+      if (typeof timeline.id === 'string') {
+        opened.delete(timeline.id); // re-opened: the newest again
+        opened.add(timeline.id);
+        if (opened.size > MAX_OPENED) opened.delete(opened.values().next().value!);
+      }
       return { opened: true, surface: surfaceUrl() };
     },
+
+    isOpen: (timelineId) => opened.has(timelineId),
 
     connected: () => pages.size,
     surfaceUrl,

@@ -1,7 +1,7 @@
 import type { Principal } from '../core/auth';
 import { ApiError } from '../core/errors';
 import { DEFAULT_LIMIT, pageJson, signPage, type CursorCodec, type UnsignedPage } from '../core/pagination';
-import { route, type Route } from '../core/route';
+import { actingPrincipal, findRoute, launcherMirror, route, type LauncherMirror, type Route } from '../core/route';
 import type { AssetsStore } from '../assets';
 import type { ItemFilter } from './query';
 import { idParams, itemCreate, itemPage, item, itemUpdate, lineageQuery, listQuery, type ListQuery } from './schema';
@@ -17,6 +17,11 @@ import type { GalleryStore, Viewer } from './store';
  *   DELETE /gallery/items/{id}            soft delete (own items only)
  *   GET    /gallery/items/{id}/lineage    upstream: the items that made its inputs, recursively
  *   GET    /assets/{id}/lineage           downstream: the items made from the asset, recursively
+ *
+ * The launcher's side (decisions §10), the same handlers as a reader of every studio's items:
+ *   GET    /launcher/gallery/items        every studio's items (`studio` narrows; no `scope`)
+ *   GET    /launcher/gallery/items/{id}, /launcher/gallery/items/{id}/lineage
+ *   GET    /launcher/assets/{id}/lineage  as the asset's first reader, seeing every studio's items
  */
 export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads; assets: AssetsStore; cursors: CursorCodec }): Route[] {
   const { gallery, reads, assets, cursors } = deps;
@@ -44,7 +49,7 @@ export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads
     return walk(viewer, afterOf(binding, query.cursor), limit).then((unsigned) => page(unsigned, binding));
   };
 
-  return [
+  const routes: Route[] = [
     route({
       method: 'GET',
       path: '/gallery/items',
@@ -156,7 +161,42 @@ export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads
         lineage('down', params.id, query, principal, (viewer, after, limit) => reads.lineageDown(viewer, params.id, after, limit)),
     }),
   ];
+
+  const mirror = (path: string, m: LauncherMirror<any, any>) => launcherMirror(findRoute(routes, 'GET', path), m);
+  const everyStudio = () => EVERY_STUDIO_READER;
+  return [
+    ...routes,
+    mirror('/gallery/items', {
+      actingAs: everyStudio,
+      query: launcherListQuery,
+      summary: "List and search every studio's gallery items (the launcher)",
+      description:
+        'As `GET /gallery/items` with `scope=all` (every studio\'s items, `studio` narrows to one; there is no `scope`): the same filters, `q`, order and pages.',
+    }),
+    mirror('/gallery/items/{id}', { actingAs: everyStudio, summary: "Read any studio's item (the launcher)" }),
+    mirror('/gallery/items/{id}/lineage', {
+      actingAs: everyStudio,
+      summary: "Upstream lineage of any studio's item (the launcher)",
+      description: 'As `GET /gallery/items/{id}/lineage` for a reader of every studio: every live item of the walk is shown.',
+    }),
+    mirror('/assets/{id}/lineage', {
+      // The asset as its first reader sees it; the items as a reader of every studio.
+      actingAs: ({ id }: { id: string }) => {
+        const studioId = assets.firstReader(id);
+        if (studioId === null) throw ApiError.notFound('The asset');
+        return actingPrincipal(studioId, ['gallery', 'gallery.read_all']);
+      },
+      summary: 'Downstream lineage of any asset (the launcher)',
+      description: 'As `GET /assets/{id}/lineage` for a reader of every studio: every live item made from the asset, recursively.',
+    }),
+  ];
 }
+
+/** Who the launcher's gallery reads act as: no studio (''), reading every studio's items. */
+const EVERY_STUDIO_READER = actingPrincipal('', ['gallery', 'gallery.read_all']);
+
+/** The launcher's list query: the studio route's without `scope` (always every studio's). */
+const launcherListQuery = listQuery.omit({ scope: true }).transform((q): ListQuery => ({ ...q, scope: 'all' }));
 
 /** The list query as a filter (without its search); 400 for `studio` without `scope=all`. */
 function toFilter(query: ListQuery, studioId: string): ItemFilter {

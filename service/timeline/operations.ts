@@ -24,6 +24,8 @@ import { docOf, type TimelineRow, type TimelineStore } from './store';
 export interface EditorSurface {
   /** Publishes the sequence to every connected editor page; 501 `unsupported` when none is connected. */
   openTimeline(timeline: Record<string, unknown>, studioId: string): { opened: true; surface: string };
+  /** Whether the sequence's `:open` reached a page while this service runs (the launcher's side reaches only these). */
+  isOpen(timelineId: string): boolean;
 }
 
 /**
@@ -170,6 +172,11 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
     /** Publishes the sequence to every connected editor page. */
     open(row: TimelineRow, timeline: Record<string, unknown>): { opened: true; surface: string } {
       return deps.editor.openTimeline(timeline, row.studio_id);
+    },
+
+    /** Whether the sequence is open on the editor surface (see EditorSurface.isOpen). */
+    isOpen(id: string): boolean {
+      return deps.editor.isOpen(id);
     },
   };
 

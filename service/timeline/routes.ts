@@ -2,7 +2,7 @@ import type { Principal } from '../core/auth';
 import { ApiError } from '../core/errors';
 import { checkIfMatch } from '../core/etag';
 import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagination';
-import { IF_MATCH_HEADER, route, type Route } from '../core/route';
+import { actingPrincipal, findRoute, IF_MATCH_HEADER, launcherMirror, route, type Method, type Route } from '../core/route';
 import { jobJson, jobPageSchema, jobSchema, type JobsDomain } from '../jobs';
 import type { Exporter } from './export';
 import type { TimelineOps } from './operations';
@@ -38,6 +38,12 @@ import type { RevisionRow, TimelineRow, TimelineStore, Viewer } from './store';
  *   POST   /timeline/{id}/exports/{job}:cancel   end a running export (204 once it is cancelled)
  *   POST   /timeline/{id}:open           show it on every connected editor page
  *   POST   /timeline:append              one asset at the end of a track
+ *
+ * The launcher's side (decisions §10; docs/api.md §Launcher "The opened sequence"): the
+ * routes of one sequence mirrored under /launcher/timeline/{id}, the same handlers acting
+ * as the sequence's owning studio, for a live sequence that is open on the editor surface
+ * (its studio's `:open` reached a page while this service runs): GET, PATCH, /revisions,
+ * :revert, :plan, :export, /exports, /exports/{job}:cancel.
  */
 export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; exporter: Exporter; jobs: JobsDomain; cursors: CursorCodec }): Route[] {
   const { store, ops, exporter, jobs, cursors } = deps;
@@ -49,7 +55,7 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
   const own = ({ params, principal }: { params: { id: string }; principal: Principal }) => store.own(principal.studioId, params.id);
   const one = (row: TimelineRow, status = 200) => ({ status, rawJson: timelineJson(row), etag: String(row.revision) });
 
-  return [
+  const routes: Route[] = [
     route({
       method: 'GET',
       path: '/timeline',
@@ -252,6 +258,39 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
       async handle({ body, principal }) {
         return one(await ops.append(principal.studioId, body));
       },
+    }),
+  ];
+
+  /** The owner of a live, opened sequence, as whom the launcher's side acts; else 404. */
+  const asOwner = ({ id }: { id: string }) => {
+    const row = store.get(id);
+    if (!row || row.deleted_at !== null) throw ApiError.notFound('The sequence');
+    if (!ops.isOpen(id)) {
+      throw new ApiError(404, 'not_found', 'The sequence is not open on the editor surface; its studio opens it with POST /timeline/{id}:open.');
+    }
+    return actingPrincipal(row.studio_id, ['timeline']);
+  };
+  const mirrored: [Method, string][] = [
+    ['GET', '/timeline/{id}'],
+    ['PATCH', '/timeline/{id}'],
+    ['GET', '/timeline/{id}/revisions'],
+    ['POST', '/timeline/{id}:revert'],
+    ['GET', '/timeline/{id}:plan'],
+    ['POST', '/timeline/{id}:export'],
+    ['GET', '/timeline/{id}/exports'],
+    ['POST', '/timeline/{id}/exports/{job}:cancel'],
+  ];
+  return [
+    ...routes,
+    ...mirrored.map(([method, path]) => {
+      const r = findRoute(routes, method, path);
+      return launcherMirror(r, {
+        actingAs: asOwner,
+        description:
+          `As \`${method} ${path}\`, acting as the sequence's owning studio (same rules, codes and revisions), ` +
+          'for a sequence open on the editor surface (404 otherwise).' +
+          (r.description ? ` ${r.description}` : ''),
+      });
     }),
   ];
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable, type PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import { ApiError } from '../../service/core/errors';
-import { createEditorHub, type EditorHub } from '../../service/editor';
+import { createEditorHub, MAX_OPENED, type EditorHub } from '../../service/editor';
 import { SseParser, type SseMessage } from '../helpers/sse';
 
 /**
@@ -102,6 +102,25 @@ describe('editor hub', () => {
       (err: unknown) =>
         err instanceof ApiError && err.status === 501 && err.code === 'unsupported' && err.message.includes('http://127.0.0.1:7380/editor/'),
     );
+  });
+
+  test('isOpen: a sequence is open once its openTimeline reached a page; a 501 opens nothing; the newest MAX_OPENED are kept', () => {
+    const h = hub();
+    assert.throws(() => h.openTimeline({ id: 'never' }, 'paint'));
+    assert.equal(h.isOpen('never'), false, 'a 501 opens nothing');
+    const page = h.connect();
+    page.resume();
+    h.openTimeline({ id: 'first' }, 'paint');
+    assert.equal(h.isOpen('first'), true);
+    assert.equal(h.isOpen('other'), false);
+    for (let i = 0; i < MAX_OPENED - 1; i++) h.openTimeline({ id: `t${i}` }, 'paint');
+    h.openTimeline({ id: 'first' }, 'paint'); // re-opened: the newest again
+    h.openTimeline({ id: 'one-more' }, 'paint');
+    assert.equal(h.isOpen('first'), true, 're-opening made it the newest');
+    assert.equal(h.isOpen('t0'), false, 'the one opened longest ago is forgotten');
+    assert.equal(h.isOpen('t1'), true);
+    assert.equal(h.isOpen('one-more'), true);
+    h.close();
   });
 
   test('surfaceUrl reads the port when asked (it is known only once the service listens)', () => {

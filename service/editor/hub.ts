@@ -44,6 +44,12 @@ export interface EditorHub {
    * object (not JSON text: it is serialised here, inside the event's data).
    */
   openTimeline(timeline: Record<string, unknown>, studioId: string): TimelineOpened;
+  /**
+   * Calls `listener` after every `:open` that reached a page (the desktop shell
+   * shows its editor window then). Returns the function that removes it. A
+   * listener that throws is logged and does not fail the `:open`.
+   */
+  onOpen(listener: (opened: { timelineId: string; studioId: string }) => void): () => void;
   /** Pages connected right now. */
   connected(): number;
   /** The editor page: `http://127.0.0.1:PORT/editor/`. */
@@ -64,6 +70,7 @@ export function createEditorHub(options: EditorHubOptions): EditorHub {
   const tuning = streamTuning(options);
   /** Each connected page and the check of its credential. */
   const pages = new Map<LiveStream, () => boolean>();
+  const openListeners = new Set<(opened: { timelineId: string; studioId: string }) => void>();
   let closed = false;
 
   const frame = (event: string, data: unknown): string => {
@@ -100,7 +107,20 @@ export function createEditorHub(options: EditorHubOptions): EditorHub {
     openTimeline(timeline, studioId) {
       const reached = publish('open', { timeline, studio_id: studioId, opened_at: nowIso() });
       if (reached === 0) throw ApiError.unsupported(noEditorMessage(surfaceUrl()));
+      const opened = { timelineId: String(timeline.id), studioId };
+      for (const listener of [...openListeners]) {
+        try {
+          listener(opened);
+        } catch (err) {
+          console.error('An editor open listener failed:', err);
+        }
+      }
       return { opened: true, surface: surfaceUrl() };
+    },
+
+    onOpen(listener) {
+      openListeners.add(listener);
+      return () => openListeners.delete(listener);
     },
 
     connected: () => pages.size,

@@ -4,6 +4,11 @@
 // else the headless service (`bin/backlot serve ARGS`). Electron is an optional
 // dependency whose binary download can fail (offline installs), so both are
 // normal outcomes. Signals are forwarded; the exit code is the child's.
+//
+// Headless, the service prints a one-time sign-in link; when a display is
+// available (macOS, Windows, or DISPLAY / WAYLAND_DISPLAY set) and
+// BACKLOT_NO_BROWSER is not set, this opens it in the default browser
+// (xdg-open, open, or Windows' URL handler; never through a shell).
 
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
@@ -49,7 +54,46 @@ if (binary) {
   process.stderr.write(
     `backlot: Electron is not installed; running the headless service instead (data dir ${dataDirOf(args)}).\n`,
   );
-  child = spawn(process.execPath, [path.join(root, 'bin', 'backlot'), 'serve', ...args], { stdio: 'inherit' });
+  child = spawn(process.execPath, [path.join(root, 'bin', 'backlot'), 'serve', ...args], { stdio: ['inherit', 'pipe', 'inherit'] });
+  watchForSignInLink(child.stdout);
+}
+
+/** Whether a browser can be shown here. */
+function displayAvailable() {
+  if (process.env.BACKLOT_NO_BROWSER) return false;
+  if (process.platform === 'darwin' || process.platform === 'win32') return true;
+  return Boolean(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
+}
+
+/** Passes the service's stdout through and opens the first sign-in link it prints. */
+function watchForSignInLink(stdout) {
+  let pending = '';
+  let opened = false;
+  stdout.on('data', (chunk) => {
+    process.stdout.write(chunk);
+    if (opened) return;
+    pending = (pending + chunk.toString('utf8')).slice(-4096);
+    const m = /(http:\/\/127\.0\.0\.1:\d+\/login\?code=[A-Za-z0-9_-]+)\s/.exec(pending);
+    if (!m) return;
+    opened = true;
+    if (displayAvailable()) openInBrowser(m[1]);
+  });
+}
+
+function openInBrowser(url) {
+  const [command, commandArgs] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['rundll32', ['url.dll,FileProtocolHandler', url]]
+        : ['xdg-open', [url]];
+  try {
+    const opener = spawn(command, commandArgs, { stdio: 'ignore', detached: true });
+    opener.on('error', (err) => process.stderr.write(`backlot: could not open the browser (${err.message}); open the link above.\n`));
+    opener.unref();
+  } catch (err) {
+    process.stderr.write(`backlot: could not open the browser (${err.message}); open the link above.\n`);
+  }
 }
 
 for (const signal of ['SIGINT', 'SIGTERM']) {

@@ -1,35 +1,17 @@
 /**
  * The contract between the main process, the preload and the launcher page:
- * the one object the preload exposes as `window.backlot`. The page is plain
- * JavaScript (renderer/launcher/launcher.js) and relies on exactly this shape.
+ * the one object the preload exposes as `window.backlot` in the desktop app.
+ * In a plain browser it is absent, and the page falls back to a path field.
  *
  * The preload runs sandboxed and may require nothing but `electron`, so it
- * imports this file with `import type` only and repeats the two strings below
- * as literals typed `typeof ...` (the compiler keeps them equal).
+ * imports this file with `import type` only and repeats the string below as a
+ * literal typed `typeof ...` (the compiler keeps them equal).
  */
 
-/** ipcMain.handle channel behind `checkService()`. */
-export const CHECK_SERVICE_CHANNEL = 'backlot:check-service';
+/** ipcMain.handle channel behind `pickFolder()`; answered only for the launcher page's frame. */
+export const PICK_FOLDER_CHANNEL = 'backlot:pick-folder';
 
-/** Prefix of the webPreferences.additionalArguments entry carrying the bridge's JSON. */
-export const BRIDGE_ARG_PREFIX = '--backlot-bridge=';
-
-/** What main hands the preload at window creation. */
-export interface BridgeInit {
-  /** base_url: http://127.0.0.1:PORT/api/v1 (decisions §1). */
-  apiUrl: string;
-  dataDir: string;
-}
-
-/**
- * The service's answer to GET {apiUrl}/openapi.json, asked by main: the page
- * is a file:// document, so the service (no CORS, cross-site requests refused,
- * decisions §2) would not answer its own fetch.
- */
-export type ServiceCheck =
-  | { ok: true; title: string; version: string }
-  | { ok: false; error: string };
-
-export interface BacklotBridge extends BridgeInit {
-  checkService(): Promise<ServiceCheck>;
+export interface BacklotBridge {
+  /** The native folder picker: the chosen absolute path, or null when the person cancelled. */
+  pickFolder(): Promise<string | null>;
 }

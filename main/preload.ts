@@ -1,24 +1,22 @@
-import type { BacklotBridge, BridgeInit, BRIDGE_ARG_PREFIX, CHECK_SERVICE_CHANNEL, ServiceCheck } from './bridge';
+import type { BacklotBridge, PICK_FOLDER_CHANNEL } from './bridge';
 import type { ElectronPreload } from './electron-api';
 
 /**
- * Exposes `window.backlot` (BacklotBridge) to the launcher page and nothing
- * else: no ipcRenderer, no Node. Runs sandboxed, so its only require is
- * `electron`; everything from ./bridge is type-only.
+ * Exposes `window.backlot` (BacklotBridge: the folder picker) to the launcher
+ * page and nothing else: no ipcRenderer, no Node. Runs sandboxed, so its only
+ * require is `electron`; everything from ./bridge is type-only. Only the
+ * launcher window loads it; the editor's and the studios' windows have none.
  */
 
 const { contextBridge, ipcRenderer } = require('electron') as ElectronPreload;
 
-const argPrefix: typeof BRIDGE_ARG_PREFIX = '--backlot-bridge=';
-const checkChannel: typeof CHECK_SERVICE_CHANNEL = 'backlot:check-service';
-
-const arg = process.argv.find((a) => a.startsWith(argPrefix));
-const init = JSON.parse(arg ? arg.slice(argPrefix.length) : '{}') as Partial<BridgeInit>;
+const pickChannel: typeof PICK_FOLDER_CHANNEL = 'backlot:pick-folder';
 
 const bridge: BacklotBridge = {
-  apiUrl: String(init.apiUrl ?? ''),
-  dataDir: String(init.dataDir ?? ''),
-  checkService: () => ipcRenderer.invoke(checkChannel) as Promise<ServiceCheck>,
+  pickFolder: async () => {
+    const path = await ipcRenderer.invoke(pickChannel);
+    return typeof path === 'string' ? path : null;
+  },
 };
 
 contextBridge.exposeInMainWorld('backlot', bridge);

@@ -37,6 +37,7 @@ import { nowIso } from './core/time';
 import { rm } from 'node:fs/promises';
 import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
 import { createEditorHub, editorMiddleware, type EditorHub } from './editor';
+import { uiMiddleware } from './ui';
 import { studioDirs } from './data-dir';
 import { createMediaScope } from './media';
 
@@ -290,6 +291,7 @@ export function createService(options: ServiceOptions): Service {
     }
     await next();
   });
+  app.use(uiMiddleware({ port: () => port }));
   app.use(editorMiddleware({ hub: editor, credentials, port: () => port, credential: launcherCredential }));
   app.use(
     launcherPages({

@@ -458,7 +458,7 @@ describe('example studios in real Chromium', { timeout: 150_000 }, () => {
       const signedIn = await page.goto(url.href);
       assert.equal(signedIn?.status(), 200);
       assert.equal(new URL(page.url()).pathname, '/');
-      assert.match(await page.locator('body').innerText(), /You are signed in/);
+      await page.getByRole('heading', { name: 'Studios' }).waitFor(); // the launcher UI, signed in
       const cookies = await context.cookies();
       const cookie = cookies.find((c) => c.name === 'backlot_launcher');
       assert.ok(cookie, JSON.stringify(cookies));
@@ -466,7 +466,7 @@ describe('example studios in real Chromium', { timeout: 150_000 }, () => {
       assert.equal(cookie.httpOnly, true);
       assert.equal(cookie.sameSite, 'Strict');
       // A page of the service's origin in the signed-in context: its fetch carries the cookie, which opens the
-      // launcher API. (Not the launcher's home page itself: its CSP, default-src 'none', blocks every fetch.)
+      // launcher API.
       const servicePage = await context.newPage();
       assert.equal((await servicePage.goto(`http://127.0.0.1:${svc.port}/api/v1/openapi.json`))?.status(), 200);
       const studios = await pageFetch(servicePage, '/api/v1/launcher/studios');
@@ -478,12 +478,13 @@ describe('example studios in real Chromium', { timeout: 150_000 }, () => {
       assert.deepEqual(await context.cookies(sketchpad), [], 'no cookie of this context applies to the studio origin');
 
       // The launcher page's Open link takes the signed-in person to sketchpad: no request to its origin carries the cookie.
-      const studioPage = page;
+      // (It opens in a new tab, without an opener.)
       const headers: Promise<{ url: string; cookie: string | undefined }>[] = [];
-      studioPage.on('request', (r) => {
+      context.on('request', (r) => {
         if (r.url().startsWith(sketchpad)) headers.push(r.allHeaders().then((h) => ({ url: r.url(), cookie: h.cookie })));
       });
-      await Promise.all([page.waitForURL(`${sketchpad}/`), page.locator(`a[href="${sketchpad}/"]`).click()]);
+      const [studioPage] = await Promise.all([context.waitForEvent('page'), page.locator(`a[href="${sketchpad}/"]`).click()]);
+      await studioPage.waitForURL(`${sketchpad}/`);
       await studioPage.locator('#live[data-state="connected"]').waitFor();
       assert.equal(await studioPage.evaluate(() => document.cookie), '');
       assertNoData(await pageFetch(studioPage, '/_backlot/api/v1/launcher/studios', { credentials: 'include' }), 'launcher via /_backlot', ['"items"']);

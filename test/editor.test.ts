@@ -138,9 +138,6 @@ describe('GET /editor/events on the real service', { timeout: 60_000 }, () => {
       { name: 'a revoked credential: 401', path: EVENTS, as: 'revoked', expectStatus: 401, expectCode: 'unauthenticated' },
       { name: 'not Bearer: 401', path: EVENTS, headers: { Authorization: 'Basic abc' }, expectStatus: 401, expectCode: 'unauthenticated' },
       // Unknown paths and methods under /editor (the page comes with the UI work).
-      { name: 'GET /editor/: 404', path: '!/editor/', as: 'launcher', expectStatus: 404, expectCode: 'not_found' },
-      { name: 'GET /editor/ without a credential: 404', path: '!/editor/', expectStatus: 404, expectCode: 'not_found' },
-      { name: 'GET /editor: 404', path: '!/editor', expectStatus: 404, expectCode: 'not_found' },
       { name: 'GET /editor/events/x: 404', path: '!/editor/events/x', as: 'launcher', expectStatus: 404, expectCode: 'not_found' },
       { name: 'POST /editor/events: 404', method: 'POST', path: EVENTS, as: 'launcher', expectStatus: 404, expectCode: 'not_found' },
       // The launcher credential opens nothing of the studio data API (decisions §11).

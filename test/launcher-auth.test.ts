@@ -122,7 +122,7 @@ test('login-url: a one-time code; 303 to / with an HttpOnly, SameSite=Strict, ho
   assert.ok(list.json.items.some((s: any) => s.id === 'hosted'));
   const home = await send(svc.port, { path: '/', headers: jar });
   assert.equal(home.status, 200);
-  assert.match(home.text, /You are signed in/);
+  assert.match(home.text, /<script src="\/ui\/launcher\.js" defer><\/script>/, 'signed in: the launcher UI');
   assertError(await send(svc.port, { path: '/api/v1/kv/settings', headers: jar }), 401, 'unauthenticated');
   assertError(await send(svc.port, { path: '/api/v1/launcher/studios', headers: { ...jar, Host: `hosted.localhost:${svc.port}` } }), 403, 'bad_origin');
 

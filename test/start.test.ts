@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 
 /**
  * `npm start` (bin/start.js) without the Electron binary runs the headless
- * service, says so on stderr, and passes SIGINT through (exit 0).
+ * service, says so on stderr, and passes SIGINT through (exit 0). With a
+ * display it opens the sign-in link in the default browser (a stand-in
+ * xdg-open on PATH records what it was given).
  */
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -21,11 +23,93 @@ function electronInstalled(): boolean {
   }
 }
 
+/** start.js on a temp data dir with `env` added; its stdout, stderr and exit. */
+function startHeadless(dataDir: string, env: NodeJS.ProcessEnv = {}) {
+  const base = { ...process.env };
+  delete base.DISPLAY;
+  delete base.WAYLAND_DISPLAY;
+  delete base.BACKLOT_NO_BROWSER;
+  return spawn(process.execPath, [join(ROOT, 'bin', 'start.js'), '--port', '0', '--data-dir', dataDir], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...base, ...env },
+  });
+}
+
+/** A folder holding an `xdg-open` that writes its arguments to `opened.txt` beside it. */
+function fakeOpener(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'backlot-opener-'));
+  writeFileSync(join(dir, 'xdg-open'), `#!/bin/sh\nprintf '%s\\n' "$@" > "${join(dir, 'opened.txt')}"\n`, { mode: 0o755 });
+  return dir;
+}
+
+async function readyLine(child: ReturnType<typeof startHeadless>): Promise<string> {
+  let stdout = '';
+  return new Promise<string>((resolveLine, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no sign-in line in 20 s: ${stdout}`)), 20_000);
+    child.stdout!.on('data', (d) => {
+      stdout += d;
+      if (/login\?code=\S+\n/.test(stdout)) {
+        clearTimeout(timer);
+        resolveLine(stdout);
+      }
+    });
+  });
+}
+
+async function stop(child: ReturnType<typeof startHeadless>): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  child.kill('SIGINT');
+  return exited;
+}
+
+test('headless with a display: the sign-in link opens in the default browser, once, and it works', { skip: electronInstalled() && 'Electron is installed here' }, async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'backlot-start-'));
+  const opener = fakeOpener();
+  const child = startHeadless(dataDir, { DISPLAY: ':99', PATH: `${opener}:${process.env.PATH}` });
+  try {
+    const out = await readyLine(child);
+    const link = /(http:\/\/127\.0\.0\.1:\d+\/login\?code=\S+)/.exec(out)![1]!;
+    let opened = '';
+    for (let i = 0; i < 200 && !opened; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      opened = existsSync(join(opener, 'opened.txt')) ? readFileSync(join(opener, 'opened.txt'), 'utf8') : '';
+    }
+    assert.equal(opened, `${link}\n`, 'xdg-open got the link as its one argument');
+    // The browser would sign in with it: the code is live.
+    const res = await fetch(link, { redirect: 'manual' });
+    assert.equal(res.status, 303);
+    assert.match(res.headers.get('set-cookie') ?? '', /^backlot_launcher=/);
+    assert.equal(await stop(child), 0);
+  } finally {
+    await stop(child);
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(opener, { recursive: true, force: true });
+  }
+});
+
+test('headless without a display (or with BACKLOT_NO_BROWSER): the link is printed, no browser is started', { skip: electronInstalled() && 'Electron is installed here' }, async () => {
+  for (const env of [{}, { DISPLAY: ':99', BACKLOT_NO_BROWSER: '1' }]) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'backlot-start-'));
+    const opener = fakeOpener();
+    const child = startHeadless(dataDir, { ...env, PATH: `${opener}:${process.env.PATH}` });
+    try {
+      const out = await readyLine(child);
+      assert.match(out, /Sign in to the launcher .*: http:\/\/127\.0\.0\.1:\d+\/login\?code=/);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(existsSync(join(opener, 'opened.txt')), false, JSON.stringify(env));
+      assert.equal(await stop(child), 0);
+    } finally {
+      await stop(child);
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(opener, { recursive: true, force: true });
+    }
+  }
+});
+
 test('npm start falls back to the headless service', { skip: electronInstalled() && 'Electron is installed here' }, async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'backlot-start-'));
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'start.js'), '--port', '0', '--data-dir', dataDir], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = startHeadless(dataDir);
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));

@@ -51,6 +51,12 @@ export interface EditorHub {
    * reach only these. The newest MAX_OPENED are remembered.
    */
   isOpen(timelineId: string): boolean;
+  /**
+   * Calls `listener` after every `:open` that reached a page (the desktop shell
+   * shows its editor window then). Returns the function that removes it. A
+   * listener that throws is logged and does not fail the `:open`.
+   */
+  onOpen(listener: (opened: { timelineId: string; studioId: string }) => void): () => void;
   /** Pages connected right now. */
   connected(): number;
   /** The editor page: `http://127.0.0.1:PORT/editor/`. */
@@ -76,6 +82,7 @@ export function createEditorHub(options: EditorHubOptions): EditorHub {
   const pages = new Map<LiveStream, () => boolean>();
   /** Ids of the sequences opened, oldest first (a Set keeps insertion order). */
   const opened = new Set<string>();
+  const openListeners = new Set<(opened: { timelineId: string; studioId: string }) => void>();
   let closed = false;
 
   const frame = (event: string, data: unknown): string => {
@@ -117,10 +124,22 @@ export function createEditorHub(options: EditorHubOptions): EditorHub {
         opened.add(timeline.id);
         if (opened.size > MAX_OPENED) opened.delete(opened.values().next().value!);
       }
+      const event = { timelineId: String(timeline.id), studioId };
+      for (const listener of [...openListeners]) {
+        try {
+          listener(event);
+        } catch (err) {
+          console.error('An editor open listener failed:', err);
+        }
+      }
       return { opened: true, surface: surfaceUrl() };
     },
 
     isOpen: (timelineId) => opened.has(timelineId),
+    onOpen(listener) {
+      openListeners.add(listener);
+      return () => openListeners.delete(listener);
+    },
 
     connected: () => pages.size,
     surfaceUrl,

@@ -3,13 +3,16 @@ import { authenticateLauncher, bearerToken, hashToken, type LauncherPrincipal } 
 import { ApiError } from '../core/errors';
 import { requireServiceOrigin } from '../core/origin';
 import type { LauncherCredentials } from '../studios';
+import { appShell, setPageHeaders } from '../ui';
 import type { EditorHub } from './hub';
 
 /**
  * The editor surface's HTTP side, outside `/api/v1` (decisions §10):
  *
+ *   GET /editor/         the editor page (an HTML shell loading /ui/editor.js; no data in it)
+ *   GET /editor          308 to /editor/
  *   GET /editor/events   server-sent events for the editor page (launcher credential)
- *   anything else under /editor   404 `not_found` (the page comes with the UI work)
+ *   anything else under /editor   404 `not_found`
  *
  * Order: the app's global Host/Origin guard, then this path's own tighter one
  * (the service's own origin only: 403 `bad_origin`), then the credential
@@ -41,7 +44,21 @@ export function editorMiddleware(deps: EditorRoutesDeps) {
       { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined },
       deps.port(),
     );
-    if (ctx.path !== EDITOR_EVENTS_PATH || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
+    const read = ctx.method === 'GET' || ctx.method === 'HEAD';
+    if (read && ctx.path === EDITOR_PREFIX) {
+      ctx.status = 308;
+      ctx.set('Location', `${EDITOR_PREFIX}/`);
+      ctx.body = '';
+      return;
+    }
+    if (read && ctx.path === `${EDITOR_PREFIX}/`) {
+      // The page holds no data: it signs in through its events stream (cookie), and says how when refused.
+      setPageHeaders(ctx);
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = appShell('editor', 'Backlot editor');
+      return;
+    }
+    if (ctx.path !== EDITOR_EVENTS_PATH || !read) {
       throw ApiError.notFound('The path');
     }
     ctx.state.launcher = authenticate(ctx);

@@ -4,6 +4,7 @@ import { requireServiceOrigin } from '../core/origin';
 import type { LauncherCredentials } from '../studios';
 import { launcherCookie } from './login';
 import type { LauncherStore } from './store';
+import { appShell, setPageHeaders } from '../ui';
 
 /**
  * The service's own pages outside /api/v1 (decisions §10):
@@ -39,7 +40,13 @@ export function launcherPages(d: PagesDeps) {
     ctx.set('X-Frame-Options', 'DENY');
     if (ctx.path === '/login') return login(ctx, d);
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = d.signedIn(ctx) ? homePage(d) : signInPage();
+    if (d.signedIn(ctx)) {
+      // The launcher UI (renderer/launcher): a shell with no data in it; the page reads /api/v1/launcher.
+      setPageHeaders(ctx);
+      ctx.body = appShell('launcher', 'Backlot');
+    } else {
+      ctx.body = signInPage();
+    }
   };
 }
 
@@ -66,21 +73,6 @@ function signInPage(): string {
     '<p>This page needs the launcher\'s sign-in. Run</p><pre><code>bin/backlot login-url</code></pre>' +
       '<p>and open the link it prints (it works once, for two minutes). <code>backlot serve</code> prints one when it starts.</p>',
   );
-}
-
-function homePage(d: PagesDeps): string {
-  const rows = d.store
-    .all()
-    .map((s) => {
-      const origin = `http://${s.id}.localhost:${d.port()}/`;
-      const open = s.state === 'running' ? `<a href="${escapeHtml(origin)}">Open</a>` : '';
-      return `<tr><td>${escapeHtml(s.name)}</td><td><code>${escapeHtml(s.id)}</code></td><td>${escapeHtml(s.version)}</td><td>${escapeHtml(s.state)}</td><td>${open}</td></tr>`;
-    })
-    .join('');
-  const table = rows
-    ? `<table><thead><tr><th>Studio</th><th>Id</th><th>Version</th><th>State</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
-    : '<p>No studio is installed yet. Try <code>bin/backlot install examples/studios/sketchpad</code>.</p>';
-  return page('Backlot', `<p>You are signed in.</p>${table}<p>Start and stop studios with <code>bin/backlot start ID</code> and <code>bin/backlot stop ID</code>; the API is at <code>/api/v1</code>.</p>`);
 }
 
 export function page(title: string, body: string): string {

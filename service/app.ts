@@ -270,6 +270,8 @@ export function createService(options: ServiceOptions): Service {
   // short) is how streams end, not a fault: only anything else is logged.
   app.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE') return;
+    // A request the client malformed after its headers (bad chunked framing): node:http answers it and drops the connection.
+    if (err.code?.startsWith('HPE_')) return;
     console.error('reply failed after it began:', err);
   });
   app.use(front(() => port, options.accessLog ?? false));

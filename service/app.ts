@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import Koa, { type Context, type Next } from 'koa';
 import { Router } from '@koa/router';
 import { z } from 'zod';
@@ -11,6 +11,7 @@ import { checkRequestSource, classifyAuthority, requireServiceOrigin, type Origi
 import { CursorCodec } from './core/pagination';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
+import { DEFAULT_LIMITS, defaultMaxConnections, guardConnections, serverOptions, type ConnectionGuard, type ConnectionLimits } from './core/connections';
 import { DB_FILE, openDatabase, type Db } from './db/open';
 import { createProcessLedger } from './db/process-ledger';
 import { createReadPool, defaultReadWorkers, inlineReads, type ReadRunner } from './db/read-pool';
@@ -76,6 +77,13 @@ export interface ServiceOptions {
    * Default: the cores, at least 2. 0 runs them inline on the main thread.
    */
   readWorkers?: number;
+  /**
+   * Connection limits (core/connections.ts, docs/api.md "Connections and limits"):
+   * header time, idle body time, keep-alive, the connection cap, lingering close.
+   * Unset ones come from BACKLOT_HEADERS_TIMEOUT_MS, BACKLOT_BODY_IDLE_TIMEOUT_MS,
+   * BACKLOT_KEEP_ALIVE_TIMEOUT_MS, BACKLOT_MAX_CONNECTIONS, BACKLOT_LINGER_MS (tests), else the defaults.
+   */
+  connections?: Partial<ConnectionLimits>;
 }
 
 export interface ServiceConfig {
@@ -84,6 +92,7 @@ export interface ServiceConfig {
   uploadLimit: number;
   diskHeadroom: number;
   readWorkers: number;
+  connections: ConnectionLimits;
 }
 
 export interface Service {
@@ -105,6 +114,8 @@ export interface Service {
   launcher: Launcher;
   /** A new one-time login URL (`serve` prints one at start; `backlot login-url` makes more). */
   loginUrl(): string;
+  /** Open connections and what the limits have done to them (tests). */
+  connectionStats(): ReturnType<ConnectionGuard['stats']> | null;
   /** The read workers: how many, and their kernel thread ids once ready (tests). */
   readPool: { size: number; threads(): number[] };
 }
@@ -116,6 +127,7 @@ export function createService(options: ServiceOptions): Service {
     uploadLimit: options.uploadLimit ?? 8 * 1024 * MiB,
     diskHeadroom: options.diskHeadroom ?? 512 * MiB,
     readWorkers: options.readWorkers ?? defaultReadWorkers(),
+    connections: connectionLimits(options.connections ?? {}),
   };
   const db = openDatabase(config.dataDir);
   // Before anything else: process groups a crashed run left behind are ended (issue 15).
@@ -198,6 +210,9 @@ export function createService(options: ServiceOptions): Service {
   });
   const proxy = createStudioProxy({
     servicePort: () => port,
+    // Its sockets to the studios: no more than the client connections that could use them.
+    maxSockets: config.connections.maxConnections,
+    admitUpgrade: (req) => guard?.admitUpgrade(req) ?? false,
     lookup(id) {
       const s = launcher.store.get(id);
       if (!s) return { kind: 'unknown' };
@@ -256,6 +271,8 @@ export function createService(options: ServiceOptions): Service {
   // short) is how streams end, not a fault: only anything else is logged.
   app.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'ERR_STREAM_PREMATURE_CLOSE' || err.code === 'ECONNRESET' || err.code === 'EPIPE') return;
+    // A request the client malformed after its headers (bad chunked framing): node:http answers it and drops the connection.
+    if (err.code?.startsWith('HPE_')) return;
     console.error('reply failed after it began:', err);
   });
   app.use(front(() => port, options.accessLog ?? false));
@@ -322,7 +339,7 @@ export function createService(options: ServiceOptions): Service {
 
   const callback = app.callback();
   let server: Server | null = null;
-  const sockets = new Set<Socket>();
+  let guard: ConnectionGuard | null = null;
 
   return {
     config,
@@ -333,13 +350,14 @@ export function createService(options: ServiceOptions): Service {
     openapi,
     launcher,
     loginUrl: () => loginUrl(port, createLoginCode(launcher.store)),
+    connectionStats: () => guard?.stats() ?? null,
     readPool: { size: pool.size, threads: () => pool.threads() },
     listen(requested: number) {
       return new Promise((resolve, reject) => {
         // Our Host guard answers a missing Host itself, with the error body (403 bad_origin).
-        // requestTimeout 0: an upload of several GiB may take longer than Node's 5 minutes;
-        // headersTimeout still bounds a client that never finishes its headers.
-        const s = createServer({ requireHostHeader: false, requestTimeout: 0 }, callback);
+        // Header time, idle body time, keep-alive and the connection cap: core/connections.ts.
+        const s = createServer({ requireHostHeader: false, ...serverOptions(config.connections) }, callback);
+        const g = guardConnections(s, config.connections);
         // WebSocket (and any other) upgrades: only a studio's origin has them, passed to its server.
         s.on('upgrade', (req, socket, head) => {
           let studioId: string | null;
@@ -355,14 +373,14 @@ export function createService(options: ServiceOptions): Service {
           }
           proxy.upgrade(studioId, req, socket, head);
         });
-        s.on('connection', (socket) => {
-          sockets.add(socket);
-          socket.on('close', () => sockets.delete(socket));
+        s.once('error', (err) => {
+          g.stop();
+          reject(err);
         });
-        s.once('error', reject);
         s.listen(requested, '127.0.0.1', () => {
-          s.off('error', reject);
+          s.removeAllListeners('error');
           server = s;
+          guard = g;
           port = (s.address() as AddressInfo).port;
           const url = `http://127.0.0.1:${port}`;
           writeServerInfo(config.dataDir, { pid: process.pid, port, url, started_at: nowIso() });
@@ -372,6 +390,7 @@ export function createService(options: ServiceOptions): Service {
     },
     async close() {
       const s = server;
+      const g = guard;
       server = null;
       const closed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : null;
       // Running runner jobs are cancelled (partial output removed) and event streams (jobs', the editor's) end (decisions §1).
@@ -385,10 +404,11 @@ export function createService(options: ServiceOptions): Service {
         s.closeIdleConnections();
         // Requests in flight get a moment to finish; then every socket goes.
         const timer = setTimeout(() => {
-          for (const socket of sockets) socket.destroy();
+          for (const socket of [...g!.sockets()]) socket.destroy();
         }, 1000);
         await closed;
         clearTimeout(timer);
+        g!.stop();
       }
       // No read worker outlives the service; a read still queued fails (its client is gone).
       await pool.close();
@@ -464,6 +484,17 @@ function refuseUpgrade(socket: import('node:stream').Duplex, error: ApiError): v
     `HTTP/1.1 ${error.status} ${error.status === 403 ? 'Forbidden' : 'Not Found'}\r\nConnection: close\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
+}
+
+function connectionLimits(given: Partial<ConnectionLimits>): ConnectionLimits {
+  return {
+    headersTimeoutMs: given.headersTimeoutMs ?? envMs('BACKLOT_HEADERS_TIMEOUT_MS') ?? DEFAULT_LIMITS.headersTimeoutMs,
+    bodyIdleTimeoutMs: given.bodyIdleTimeoutMs ?? envMs('BACKLOT_BODY_IDLE_TIMEOUT_MS') ?? DEFAULT_LIMITS.bodyIdleTimeoutMs,
+    keepAliveTimeoutMs: given.keepAliveTimeoutMs ?? envMs('BACKLOT_KEEP_ALIVE_TIMEOUT_MS') ?? DEFAULT_LIMITS.keepAliveTimeoutMs,
+    maxConnections: given.maxConnections ?? envMs('BACKLOT_MAX_CONNECTIONS') ?? defaultMaxConnections(),
+    lingerMs: given.lingerMs ?? envMs('BACKLOT_LINGER_MS') ?? DEFAULT_LIMITS.lingerMs,
+    lingerBytes: given.lingerBytes ?? DEFAULT_LIMITS.lingerBytes,
+  };
 }
 
 function envMs(name: string): number | undefined {

@@ -1,11 +1,21 @@
 import type { IncomingMessage } from 'node:http';
+import { MAX_DEPTH, textNestedDeeperThan } from './document';
 import { ApiError } from './errors';
 
 /**
  * Reads a JSON request body with a byte limit (decisions §2): 413 `too_large`
  * with `details.limit` from Content-Length before reading, or while streaming;
- * 400 `bad_request` for malformed JSON or a content type that is not JSON.
+ * 400 `bad_request` for malformed JSON or a content type that is not JSON;
+ * 400 `invalid_document` for a body nested deeper than documents may be, found
+ * in one pass over the text before it is parsed.
  */
+
+/**
+ * Bodies wrap a document in at most one object (`{"state": {...}}`, `{"params": ...}`):
+ * a body deeper than this holds no valid document. The documents' own limit (100)
+ * is checked after the parse, as before.
+ */
+export const MAX_BODY_DEPTH = MAX_DEPTH + 8;
 
 const JSON_TYPES = /^application\/(?:[a-z0-9.+-]*\+)?json$/;
 
@@ -21,6 +31,9 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   }
   const text = await readText(req, limit);
   if (text.trim() === '') throw ApiError.badRequest('A JSON body is required.');
+  if (textNestedDeeperThan(text, MAX_BODY_DEPTH)) {
+    throw ApiError.invalidDocument(`The body is nested deeper than ${MAX_DEPTH} levels.`);
+  }
   try {
     return JSON.parse(text);
   } catch (err) {

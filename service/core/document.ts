@@ -26,6 +26,32 @@ export function nestedDeeperThan(value: unknown, max = MAX_DEPTH): boolean {
   return inspect(value, max) === 'too_deep';
 }
 
+/**
+ * Whether JSON text nests deeper than `max` levels, in one pass over the raw text
+ * and before any parse (a 4 MiB body of brackets held JSON.parse for seconds).
+ * Counts as inspect() does: the outermost array or object is level 1, scalars add
+ * none; brackets inside strings (escapes included) do not count. Text that is not
+ * JSON gets some answer and is then refused by the parser.
+ */
+export function textNestedDeeperThan(text: string, max = MAX_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash: the next character is escaped, whatever it is
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
 /** The stored text of a document and its size in bytes (what quotas count). */
 export function documentText(doc: JsonObject): { text: string; size: number } {
   const text = JSON.stringify(doc);

@@ -32,6 +32,13 @@ export interface StudioProxyOptions {
    * the request body moved (from the start for a request without a body). Default 60 s.
    */
   headersTimeoutMs?: number;
+  /** Sockets to the studios at most, open and idle together (the service's connection cap). Default: no bound. */
+  maxSockets?: number;
+  /**
+   * Whether an upgrade may become a tunnel (the service's cap on upgraded connections,
+   * core/connections.ts); refused ones get a 503. Default: all may.
+   */
+  admitUpgrade?(req: IncomingMessage): boolean;
 }
 
 export interface StudioProxy {
@@ -112,7 +119,8 @@ export function hostOnlyCookie(setCookie: string): string {
 export function createStudioProxy(o: StudioProxyOptions): StudioProxy {
   const headersTimeoutMs = o.headersTimeoutMs ?? 60_000;
   // Its own agent: keep-alive to the studios, no socket timeout (an event stream may stay open for hours).
-  const agent = new Agent({ keepAlive: true });
+  // At most maxSockets of them; a request over that waits for one (and its wait counts toward headersTimeoutMs).
+  const agent = new Agent({ keepAlive: true, ...(o.maxSockets ? { maxTotalSockets: o.maxSockets } : {}) });
   const exchanges = new Set<{ upstream: ClientRequest; res: ServerResponse }>();
   const tunnels = new Set<Duplex>();
   let closed = false;
@@ -254,6 +262,7 @@ export function createStudioProxy(o: StudioProxyOptions): StudioProxy {
       if (target.kind === 'not_running') {
         return refuse(socket, 503, `${target.name} is not running (${target.state}). Start it from the Backlot launcher or \`bin/backlot start ${studioId}\`.`);
       }
+      if (o.admitUpgrade && !o.admitUpgrade(req)) return refuse(socket, 503, 'Too many open upgraded (WebSocket) connections; close some and try again.');
       tunnel(studioId, target.port, req, socket, head);
     },
 

@@ -53,10 +53,11 @@ function run(bin: string, args: string[], maxBuffer = 64 * 1024 * 1024): Buffer 
 }
 
 /**
- * Node 20's default agent keeps connections alive and reuses an idle one; the
- * service closes idle ones after 5 s, so a request sent after a few seconds of
- * ffprobe work can meet a socket closing under it ('socket hang up'). These
- * tests open a connection per request.
+ * Node 20's default agent keeps connections alive and reuses an idle one. The
+ * service used to close idle ones after 5 s, so a request sent after a few seconds
+ * of ffprobe work could meet a socket closing under it ('socket hang up'); it now
+ * keeps them 310 s (docs/api.md, Connections and limits; test/http-limits.test.ts).
+ * These tests still open a connection per request.
  */
 export function freshConnections(): void {
   http.globalAgent = new http.Agent({ keepAlive: false });

@@ -35,7 +35,7 @@ import {
 import { createStudioProxy } from './proxy';
 import { nowIso } from './core/time';
 import { rm } from 'node:fs/promises';
-import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
+import { createJobsDomain, jobRoutes, recountTaskData, type JobsDomain, type JobsOptions } from './jobs';
 import { createEditorHub, editorMiddleware, type EditorHub } from './editor';
 import { studioDirs } from './data-dir';
 import { createMediaScope } from './media';
@@ -132,7 +132,7 @@ export function createService(options: ServiceOptions): Service {
   let previews: ReadRunner = pool;
   const studios = createStudiosStore(db);
   const cursors = new CursorCodec(studios.cursorSecret());
-  const jobs = createJobsDomain({ db, dataDir: config.dataDir, ledger, ...options.jobs });
+  const jobs = createJobsDomain({ db, studios, dataDir: config.dataDir, ledger, ...options.jobs });
   const credentials = createLauncherCredentials(db);
   // This service's ffmpeg/ffprobe children: ended at close, and none started after it.
   const media = createMediaScope();
@@ -188,6 +188,7 @@ export function createService(options: ServiceOptions): Service {
         purgeStudioSessions(db, id);
         purgeStudioRecords(db, id);
         purgeStudioKv(db, id);
+        recountTaskData(db, id);
         return purgeStudioGrants(db, id);
       }).immediate();
       for (const file of library) removeQuietly(file);

@@ -12,7 +12,8 @@ import type { TaskUpdate } from './schema';
 import { formatEvent, streamTuning } from '../core/sse';
 import { isFinished, type JobKind } from './states';
 import { openChannelStream, openLogStream, recordFrame } from './streams';
-import { applyTaskUpdate, newTaskRow, requestTaskCancel, requireTask, requireUnfinished } from './task';
+import { applyTaskUpdate, dataBytes, newTaskRow, requestTaskCancel, requireDataPatch, requireTask, requireUnfinished } from './task';
+import type { StudiosStore } from '../studios';
 import { createJobsStore, jobJson, type JobRow } from './store';
 
 /**
@@ -26,6 +27,8 @@ export const INTERRUPTED_MESSAGE =
 
 export interface JobsOptions {
   db: Db;
+  /** Task jobs' `data` counts toward the studio's `kv_bytes` quota (charged in the write's transaction). */
+  studios: StudiosStore;
   dataDir: string;
   /** Heartbeat comment interval of event streams (default 15 s, or BACKLOT_SSE_HEARTBEAT_MS; test only). */
   heartbeatMs?: number;
@@ -306,12 +309,22 @@ export function createJobsDomain(o: JobsOptions) {
     store,
     hub,
 
+    /** The body (400, 413), then the `kv_bytes` quota for its data (429). */
     createTask(studioId: string, body: Parameters<typeof newTaskRow>[1]): JobRow {
-      return announce(store.insert(newTaskRow({ id: newId(), studioId, now: nowIso() }, body)));
+      const row = newTaskRow({ id: newId(), studioId, now: nowIso() }, body);
+      return announce(store.insert(row, () => o.studios.charge(studioId, 'kv_bytes', dataBytes(row))));
     },
 
+    /** docs/api.md §Jobs order of checks; the merged data's size (413) and the quota (429) come last. */
     patchTask(studioId: string, id: string, patch: TaskUpdate): JobRow {
-      return announce(store.change(id, (row) => applyTaskUpdate(owned(studioId, row), patch, nowIso())));
+      if (patch.data) requireDataPatch(patch.data);
+      return announce(
+        store.change(id, (row) => {
+          const next = applyTaskUpdate(owned(studioId, row), patch, nowIso());
+          o.studios.charge(studioId, 'kv_bytes', dataBytes(next) - dataBytes(row));
+          return next;
+        }),
+      );
     },
 
     cancelTask(studioId: string, id: string): JobRow {

@@ -9,6 +9,7 @@ import { authenticate, authenticateLauncher, type Principal } from './core/auth'
 import { ApiError } from './core/errors';
 import { checkRequestSource, classifyAuthority, requireServiceOrigin, type OriginVerdict } from './core/origin';
 import { CursorCodec } from './core/pagination';
+import { createRevocationWatch } from './core/revocation';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
 import { DB_FILE, openDatabase, type Db } from './db/open';
@@ -132,11 +133,14 @@ export function createService(options: ServiceOptions): Service {
   let previews: ReadRunner = pool;
   const studios = createStudiosStore(db);
   const cursors = new CursorCodec(studios.cursorSecret());
-  const jobs = createJobsDomain({ db, studios, dataDir: config.dataDir, ledger, ...options.jobs });
+  // Open streams end when their credential is revoked: here (launcher stop, uninstall) or by the CLI.
+  const revocations = createRevocationWatch({ changedElsewhere: studios.externalChanges() });
+  studios.onRevocation(() => revocations.recheck());
+  const jobs = createJobsDomain({ db, studios, revocations, dataDir: config.dataDir, ledger, ...options.jobs });
   const credentials = createLauncherCredentials(db);
   // This service's ffmpeg/ffprobe children: ended at close, and none started after it.
   const media = createMediaScope();
-  const editor = createEditorHub({ port: () => port, ...options.jobs });
+  const editor = createEditorHub({ port: () => port, watch: revocations, ...options.jobs });
 
   const assets = createAssets(db, {
     ...config,
@@ -377,6 +381,7 @@ export function createService(options: ServiceOptions): Service {
       // Probes (and later exports) still running: their process groups end, and none starts any more.
       // Both wait out the same grace, side by side, so the stop stays within its 5 s.
       editor.close();
+      revocations.close();
       proxy.close();
       await Promise.all([jobs.close(), media.close(), launcher.close(1500)]);
       removeServerInfo(config.dataDir);

@@ -11,7 +11,8 @@ import type { ProcessLedger } from '../db/process-ledger';
 import type { TaskUpdate } from './schema';
 import { formatEvent, streamTuning } from '../core/sse';
 import { isFinished, type JobKind } from './states';
-import { openChannelStream, openLogStream, recordFrame } from './streams';
+import { openChannelStream, openLogStream, recordFrame, type StreamCredential } from './streams';
+import type { RevocationWatch } from '../core/revocation';
 import { applyTaskUpdate, dataBytes, newTaskRow, requestTaskCancel, requireDataPatch, requireTask, requireUnfinished } from './task';
 import type { StudiosStore } from '../studios';
 import { createJobsStore, jobJson, type JobRow } from './store';
@@ -29,6 +30,8 @@ export interface JobsOptions {
   db: Db;
   /** Task jobs' `data` counts toward the studio's `kv_bytes` quota (charged in the write's transaction). */
   studios: StudiosStore;
+  /** Ends a studio's open streams when its token is revoked (core/revocation.ts); without it they end at nothing. */
+  revocations?: RevocationWatch;
   dataDir: string;
   /** Heartbeat comment interval of event streams (default 15 s, or BACKLOT_SSE_HEARTBEAT_MS; test only). */
   heartbeatMs?: number;
@@ -121,6 +124,10 @@ export function createJobsDomain(o: JobsOptions) {
     const end = written[written.length - 1]?.end ?? 0;
     hub.publishLog(jobId, { type: 'records', items, end, frame: Buffer.from(items.map((i) => i.frame).join('')) });
   };
+
+  /** A studio's stream credential: the token's hash, still live in the token store. */
+  const credentialOf = (tokenHash: Buffer | undefined): StreamCredential | undefined =>
+    tokenHash && o.revocations ? { valid: () => o.studios.resolveToken(tokenHash) !== null, watch: o.revocations } : undefined;
 
   // Service start: runner jobs a crash left unfinished have no process any more.
   for (const row of store.failInterrupted(INTERRUPTED_MESSAGE)) announce(row);
@@ -344,9 +351,11 @@ export function createJobsDomain(o: JobsOptions) {
       writeLines(id, lines, null);
     },
 
-    logStream(row: JobRow, after: number): PassThrough {
+    /** `tokenHash`: a studio's stream, ended when that token is revoked. */
+    logStream(row: JobRow, after: number, tokenHash?: Buffer): PassThrough {
       return openLogStream({
         ...tuning,
+        credential: credentialOf(tokenHash),
         jobId: row.id,
         logPath: logs.path(row.id),
         after,
@@ -390,8 +399,8 @@ export function createJobsDomain(o: JobsOptions) {
     },
 
     /** `studioId: null`: every studio's events (the launcher). */
-    channelStream(studioId: string | null): PassThrough {
-      return openChannelStream({ ...tuning, studioId, hub });
+    channelStream(studioId: string | null, tokenHash?: Buffer): PassThrough {
+      return openChannelStream({ ...tuning, studioId, hub, credential: credentialOf(tokenHash) });
     },
 
     /** Publishes a channel event on a studio's channel (the launcher hears it too). */

@@ -100,7 +100,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
       handle({ params, principal, ctx }) {
         const row = jobs.store.visible(principal.studioId, params.id);
         ctx.req.socket.setTimeout(0);
-        return eventStreamReply(jobs.logStream(row, parseLastEventId(ctx.get('Last-Event-ID') || undefined)));
+        return eventStreamReply(jobs.logStream(row, parseLastEventId(ctx.get('Last-Event-ID') || undefined), principal.tokenHash));
       },
     }),
     route({
@@ -144,7 +144,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
       errors: [],
       handle({ principal, ctx }) {
         ctx.req.socket.setTimeout(0);
-        return eventStreamReply(jobs.channelStream(principal.studioId));
+        return eventStreamReply(jobs.channelStream(principal.studioId, principal.tokenHash));
       },
     }),
   ];

@@ -9,6 +9,7 @@ import { authenticate, authenticateLauncher, type Principal } from './core/auth'
 import { ApiError } from './core/errors';
 import { checkRequestSource, classifyAuthority, requireServiceOrigin, type OriginVerdict } from './core/origin';
 import { CursorCodec } from './core/pagination';
+import { createRevocationWatch } from './core/revocation';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
 import { DEFAULT_LIMITS, defaultMaxConnections, guardConnections, serverOptions, type ConnectionGuard, type ConnectionLimits } from './core/connections';
@@ -36,7 +37,7 @@ import {
 import { createStudioProxy } from './proxy';
 import { nowIso } from './core/time';
 import { rm } from 'node:fs/promises';
-import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from './jobs';
+import { createJobsDomain, jobRoutes, recountTaskData, type JobsDomain, type JobsOptions } from './jobs';
 import { createEditorHub, editorMiddleware, type EditorHub } from './editor';
 import { uiMiddleware } from './ui';
 import { studioDirs } from './data-dir';
@@ -145,11 +146,14 @@ export function createService(options: ServiceOptions): Service {
   let previews: ReadRunner = pool;
   const studios = createStudiosStore(db);
   const cursors = new CursorCodec(studios.cursorSecret());
-  const jobs = createJobsDomain({ db, dataDir: config.dataDir, ledger, ...options.jobs });
+  // Open streams end when their credential is revoked: here (launcher stop, uninstall) or by the CLI.
+  const revocations = createRevocationWatch({ changedElsewhere: studios.externalChanges() });
+  studios.onRevocation(() => revocations.recheck());
+  const jobs = createJobsDomain({ db, studios, revocations, dataDir: config.dataDir, ledger, ...options.jobs });
   const credentials = createLauncherCredentials(db);
   // This service's ffmpeg/ffprobe children: ended at close, and none started after it.
   const media = createMediaScope();
-  const editor = createEditorHub({ port: () => port, ...options.jobs });
+  const editor = createEditorHub({ port: () => port, watch: revocations, ...options.jobs });
 
   const assets = createAssets(db, {
     ...config,
@@ -201,6 +205,7 @@ export function createService(options: ServiceOptions): Service {
         purgeStudioSessions(db, id);
         purgeStudioRecords(db, id);
         purgeStudioKv(db, id);
+        recountTaskData(db, id);
         return purgeStudioGrants(db, id);
       }).immediate();
       for (const file of library) removeQuietly(file);
@@ -397,6 +402,7 @@ export function createService(options: ServiceOptions): Service {
       // Probes (and later exports) still running: their process groups end, and none starts any more.
       // Both wait out the same grace, side by side, so the stop stays within its 5 s.
       editor.close();
+      revocations.close();
       proxy.close();
       await Promise.all([jobs.close(), media.close(), launcher.close(1500)]);
       removeServerInfo(config.dataDir);

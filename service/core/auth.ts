@@ -32,6 +32,8 @@ export function isCapability(text: string): text is Capability {
 export interface Principal {
   studioId: string;
   capabilities: ReadonlySet<string>;
+  /** The SHA-256 of the studio token it was resolved from (an open stream ends when that token is revoked). */
+  tokenHash?: Buffer;
 }
 
 /** What the token store answers for a hash: the stored hash and its grant. */
@@ -86,7 +88,7 @@ export function authenticate(header: string | undefined, resolve: TokenResolver)
   const hash = hashToken(token);
   const grant = resolve(hash);
   if (!grant || !sameHash(grant.hash, hash)) throw ApiError.unauthenticated('The token is unknown or has been revoked.');
-  return { studioId: grant.studioId, capabilities: new Set(grant.capabilities) };
+  return { studioId: grant.studioId, capabilities: new Set(grant.capabilities), tokenHash: hash };
 }
 
 /** The launcher's side: the user, not a studio. */

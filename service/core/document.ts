@@ -58,6 +58,18 @@ export function documentText(doc: JsonObject): { text: string; size: number } {
   return { text, size: Buffer.byteLength(text, 'utf8') };
 }
 
+/**
+ * A valid document (requireDocument: 400 `invalid_document`) whose stored
+ * text is at most `limit` bytes, else 413 `too_large` with `details.limit`:
+ * job `data` (also after a merge) and gallery `params`, as records are bounded.
+ */
+export function boundedDocument(value: unknown, what: string, limit: number): { doc: JsonObject; text: string; size: number } {
+  const doc = requireDocument(value, what);
+  const { text, size } = documentText(doc);
+  if (size > limit) throw ApiError.tooLarge(limit, `${what} (${size} bytes as compact JSON)`);
+  return { doc, text, size };
+}
+
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';

@@ -77,18 +77,32 @@ export function stringPosition(values: readonly CursorValue[]): string {
 }
 
 /**
- * Turns `limit + 1` fetched rows into a page: the extra row only says that
- * another page exists; the cursor names the last row shown.
+ * Bytes of item JSON a page may hold (docs/api.md §Pagination). Every list
+ * route cuts its pages here, so no studio's page can grow into hundreds of
+ * MB (a V8 string has a length limit; building one holds the event loop):
+ * a page stops at `limit` items or once its items' JSON passes this many
+ * bytes, whichever comes first, and always shows at least one item.
+ */
+export const PAGE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Turns up to `limit + 1` rows into a page. Rows are taken one at a time
+ * (better-sqlite3's `iterate()`), so rows past the cut are never read: the
+ * (limit + 1)th row, or the row whose item would take the page past
+ * `maxBytes`, is not shown and only says that another page exists; the
+ * cursor names the last row shown. The first item is always shown, whatever
+ * its size, so a page is never empty while rows remain.
  */
 export function toPage<Row, Item>(
-  rows: Row[],
+  rows: Iterable<Row>,
   limit: number,
   codec: CursorCodec,
   binding: string,
   positionOf: (row: Row) => CursorValue[],
   shape: (row: Row) => Item,
+  maxBytes = PAGE_BYTES,
 ): Page<Item> {
-  return signPage(unsignedPage(rows, limit, positionOf, shape), codec, binding);
+  return signPage(unsignedPage(rows, limit, positionOf, shape, maxBytes), codec, binding);
 }
 
 /** A page before its cursor is signed: what a read worker hands back (it holds no secret). */
@@ -98,15 +112,31 @@ export interface UnsignedPage<Item> {
   last: CursorValue[] | null;
 }
 
+/** The page cut of `toPage`, without the signature (read workers). */
 export function unsignedPage<Row, Item>(
-  rows: Row[],
+  rows: Iterable<Row>,
   limit: number,
   positionOf: (row: Row) => CursorValue[],
   shape: (row: Row) => Item,
+  maxBytes = PAGE_BYTES,
 ): UnsignedPage<Item> {
-  const more = rows.length > limit;
-  const shown = more ? rows.slice(0, limit) : rows;
-  return { items: shown.map(shape), last: more ? positionOf(shown[shown.length - 1]!) : null };
+  const items: Item[] = [];
+  let bytes = 0;
+  let last: Row | undefined;
+  for (const row of rows) {
+    if (items.length >= limit) return { items, last: positionOf(last!) };
+    const item = shape(row);
+    bytes += itemBytes(item);
+    if (items.length > 0 && bytes > maxBytes) return { items, last: positionOf(last!) };
+    items.push(item);
+    last = row;
+  }
+  return { items, last: null };
+}
+
+/** An item's size as the page's JSON will hold it (items are JSON text, or small objects). */
+function itemBytes(item: unknown): number {
+  return typeof item === 'string' ? Buffer.byteLength(item, 'utf8') : Buffer.byteLength(JSON.stringify(item) ?? '', 'utf8');
 }
 
 export function signPage<Item>(page: UnsignedPage<Item>, codec: CursorCodec, binding: string): Page<Item> {

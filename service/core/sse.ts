@@ -1,4 +1,5 @@
 import { PassThrough } from 'node:stream';
+import type { RevocationWatch } from './revocation';
 
 /**
  * Server-sent events (the WHATWG event-stream format): framing, which is
@@ -86,6 +87,8 @@ export interface LiveStreamOptions extends StreamTuning {
    * opened with has been revoked since), so a quiet stream does not outlive it.
    */
   valid?: () => boolean;
+  /** With `valid`: the stream is also ended as soon as the watch learns of a revocation (core/revocation.ts). */
+  watch?: RevocationWatch;
 }
 
 /**
@@ -122,9 +125,11 @@ export function openLiveStream(o: LiveStreamOptions): LiveStream {
     else send(formatComment('heartbeat'));
   }, o.heartbeatMs);
   heartbeat.unref();
+  const unwatch = o.valid && o.watch ? o.watch.watch(o.valid, end) : () => {};
   body.once('close', () => {
     closed = true;
     clearInterval(heartbeat);
+    unwatch();
     o.onClose?.();
   });
   body.write(formatComment(o.opening));

@@ -2,6 +2,7 @@ import type { PassThrough } from 'node:stream';
 import { ApiError } from '../core/errors';
 import { formatEvent, openLiveStream, streamTuning, type LiveStream, type StreamTuning } from '../core/sse';
 import { nowIso } from '../core/time';
+import type { RevocationWatch } from '../core/revocation';
 
 /**
  * The editor hub: the pages of the editor surface that are connected right
@@ -18,6 +19,8 @@ import { nowIso } from '../core/time';
 export interface EditorHubOptions extends Partial<StreamTuning> {
   /** The port the service listens on; read when a URL is built (it is known only once listening). */
   port: () => number;
+  /** Ends a page as soon as the service learns its credential was revoked (core/revocation.ts), not at its next heartbeat. */
+  watch?: RevocationWatch;
 }
 
 /** The answer of `POST /timeline/{id}:open` (decisions §9 TimelineOpened). */
@@ -106,8 +109,10 @@ export function createEditorHub(options: EditorHubOptions): EditorHub {
   const surfaceUrl = () => `http://127.0.0.1:${options.port()}/editor/`;
 
   return {
-    connect(valid = () => true) {
-      const page = openLiveStream({ ...tuning, opening: 'editor', valid, onClose: () => pages.delete(page) });
+    connect(given) {
+      const valid = given ?? (() => true);
+      const watch = given && options.watch;
+      const page = openLiveStream({ ...tuning, opening: 'editor', valid, watch, onClose: () => pages.delete(page) });
       page.send(frame('hello', { connected_at: nowIso() }));
       if (closed) page.end();
       else pages.set(page, valid);

@@ -12,18 +12,18 @@ import { createGalleryReader, type ItemRow, type Viewer } from './store';
  * threads far cheaper than rows do); the route signs the cursor.
  */
 
-/** `limit + 1` rows read, `limit` shown: the extra one only says that more exist. */
-const page = (rows: ItemRow[], limit: number): UnsignedPage<string> => unsignedPage(rows, limit, (r) => [r.seq], itemJson);
+/** Up to `limit + 1` rows read, at most `limit` shown (fewer past PAGE_BYTES): the next one only says that more exist. */
+const page = (rows: Iterable<ItemRow>, limit: number): UnsignedPage<string> => unsignedPage(rows, limit, (r) => [r.seq], itemJson);
 
 export function galleryReadOps(db: Db) {
   const reader = createGalleryReader(db);
   return {
     'gallery.search': (filter: ItemFilter, q: string, after: number | null, limit: number) =>
-      page(reader.search(filter, q, after, limit + 1), limit),
+      page(reader.searchRows(filter, q, after, limit + 1), limit),
     'gallery.lineageUp': (viewer: Viewer, startSeq: number, after: number | null, limit: number) =>
-      page(reader.lineageUpFrom(viewer, startSeq, after, limit + 1), limit),
+      page(reader.lineageUpRows(viewer, startSeq, after, limit + 1), limit),
     'gallery.lineageDown': (viewer: Viewer, assetId: string, after: number | null, limit: number) =>
-      page(reader.lineageDown(viewer, assetId, after, limit + 1), limit),
+      page(reader.lineageDownRows(viewer, assetId, after, limit + 1), limit),
   };
 }
 

@@ -14,6 +14,8 @@ export const LIMITS = {
   inputs: 1000,
   roleChars: 100,
   queryTags: 20,
+  /** `params` as compact JSON (413 `too_large` past it): a page of items stays small, as a job's `data` does. */
+  paramsBytes: 256 * 1024,
 };
 
 const CONTROL = /[\u0000-\u001f\u007f]/;

@@ -4,7 +4,8 @@ import { statementCache } from '../db/statements';
 import { ApiError } from '../core/errors';
 import { newIdAfter } from '../core/ids';
 import { nowIso } from '../core/time';
-import { requireDocument } from '../core/document';
+import { boundedDocument } from '../core/document';
+import { LIMITS } from './schema';
 import type { AssetKind, AssetReferenceSource, AssetsStore } from '../assets';
 import type { SessionsStore } from '../sessions';
 import { compileItemQuery, ITEM_COLUMNS, type ItemFilter } from './query';
@@ -131,34 +132,51 @@ export function createGalleryReader(db: Db) {
     return words.length > MAX_COMPLETIONS ? null : words;
   };
 
+  /*
+   * Each read as rows read one at a time (`...Rows`: a page, which
+   * core/pagination.ts cuts by bytes, so rows past the cut are never read)
+   * and as an array.
+   */
+
   /** A page; with several tags, the rarest is walked first (the others are checked per row). */
-  function list(filter: ItemFilter, after: number | null, limit: number): ItemRow[] {
+  function listRows(filter: ItemFilter, after: number | null, limit: number): IterableIterator<ItemRow> {
     if (filter.tags.length > 1) filter = { ...filter, tags: rarestFirst(filter.tags) };
     const { sql, params } = compileItemQuery(filter, after, limit);
-    return listStatement(sql).all(params);
+    return listStatement(sql).iterate(params);
+  }
+
+  /** A page of the list with `q` (blank: no search): the search compiled against this index's words. */
+  function searchRows(filter: ItemFilter, q: string, after: number | null, limit: number): IterableIterator<ItemRow> {
+    const search = compileSearch(q, completions);
+    if (search.kind === 'none') return [][Symbol.iterator]();
+    return listRows(search.kind === 'match' ? { ...filter, match: search.expression } : filter, after, limit);
+  }
+
+  /** Upstream lineage from an item (by seq) already checked as visible to the viewer. */
+  function lineageUpRows(viewer: Viewer, startSeq: number, after: number | null, limit: number): IterableIterator<ItemRow> {
+    return stmts.up.iterate({ start: startSeq, ...shown(viewer), after: after ?? MAX_SEQ, limit });
+  }
+
+  /** Downstream lineage of an asset (the caller's read access is checked by the route). */
+  function lineageDownRows(viewer: Viewer, assetId: string, after: number | null, limit: number): IterableIterator<ItemRow> {
+    return stmts.down.iterate({ asset: assetId, ...shown(viewer), after: after ?? MAX_SEQ, limit });
   }
 
   return {
     completions,
     rarestFirst,
-    list,
-
-    /** A page of the list with `q` (blank: no search): the search compiled against this index's words. */
-    search(filter: ItemFilter, q: string, after: number | null, limit: number): ItemRow[] {
-      const search = compileSearch(q, completions);
-      if (search.kind === 'none') return [];
-      return list(search.kind === 'match' ? { ...filter, match: search.expression } : filter, after, limit);
-    },
-
-    /** Upstream lineage from an item (by seq) already checked as visible to the viewer. */
-    lineageUpFrom(viewer: Viewer, startSeq: number, after: number | null, limit: number): ItemRow[] {
-      return stmts.up.all({ start: startSeq, ...shown(viewer), after: after ?? MAX_SEQ, limit });
-    },
-
-    /** Downstream lineage of an asset (the caller's read access is checked by the route). */
-    lineageDown(viewer: Viewer, assetId: string, after: number | null, limit: number): ItemRow[] {
-      return stmts.down.all({ asset: assetId, ...shown(viewer), after: after ?? MAX_SEQ, limit });
-    },
+    listRows,
+    searchRows,
+    lineageUpRows,
+    lineageDownRows,
+    list: (filter: ItemFilter, after: number | null, limit: number): ItemRow[] => [...listRows(filter, after, limit)],
+    search: (filter: ItemFilter, q: string, after: number | null, limit: number): ItemRow[] => [...searchRows(filter, q, after, limit)],
+    lineageUpFrom: (viewer: Viewer, startSeq: number, after: number | null, limit: number): ItemRow[] => [
+      ...lineageUpRows(viewer, startSeq, after, limit),
+    ],
+    lineageDown: (viewer: Viewer, assetId: string, after: number | null, limit: number): ItemRow[] => [
+      ...lineageDownRows(viewer, assetId, after, limit),
+    ],
   };
 }
 
@@ -234,7 +252,7 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
         const key = JSON.stringify([n.asset_id, n.role]);
         return !seen.has(key) && seen.add(key) !== undefined;
       });
-      const params = requireDocument(item.params ?? {}, 'params');
+      const { doc: params, text: paramsText } = boundedDocument(item.params ?? {}, 'params', LIMITS.paramsBytes);
       return db
         .transaction(() => {
           const kind = usableAsset(studioId, item.asset_id, 'The asset');
@@ -254,7 +272,7 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
             tags: JSON.stringify(tags),
             starred: item.starred ? 1 : 0,
             session_id: sessionId,
-            params: JSON.stringify(params),
+            params: paramsText,
             inputs: JSON.stringify(inputs.map((n) => ({ asset_id: n.asset_id, role: n.role }))),
             timeline_id: item.timeline_id ?? null,
             created_at: at,

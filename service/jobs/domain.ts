@@ -11,8 +11,10 @@ import type { ProcessLedger } from '../db/process-ledger';
 import type { TaskUpdate } from './schema';
 import { formatEvent, streamTuning } from '../core/sse';
 import { isFinished, type JobKind } from './states';
-import { openChannelStream, openLogStream, recordFrame } from './streams';
-import { applyTaskUpdate, newTaskRow, requestTaskCancel, requireTask, requireUnfinished } from './task';
+import { openChannelStream, openLogStream, recordFrame, type StreamCredential } from './streams';
+import type { RevocationWatch } from '../core/revocation';
+import { applyTaskUpdate, dataBytes, newTaskRow, requestTaskCancel, requireDataPatch, requireTask, requireUnfinished } from './task';
+import type { StudiosStore } from '../studios';
 import { createJobsStore, jobJson, type JobRow } from './store';
 
 /**
@@ -26,6 +28,10 @@ export const INTERRUPTED_MESSAGE =
 
 export interface JobsOptions {
   db: Db;
+  /** Task jobs' `data` counts toward the studio's `kv_bytes` quota (charged in the write's transaction). */
+  studios: StudiosStore;
+  /** Ends a studio's open streams when its token is revoked (core/revocation.ts); without it they end at nothing. */
+  revocations?: RevocationWatch;
   dataDir: string;
   /** Heartbeat comment interval of event streams (default 15 s, or BACKLOT_SSE_HEARTBEAT_MS; test only). */
   heartbeatMs?: number;
@@ -118,6 +124,10 @@ export function createJobsDomain(o: JobsOptions) {
     const end = written[written.length - 1]?.end ?? 0;
     hub.publishLog(jobId, { type: 'records', items, end, frame: Buffer.from(items.map((i) => i.frame).join('')) });
   };
+
+  /** A studio's stream credential: the token's hash, still live in the token store. */
+  const credentialOf = (tokenHash: Buffer | undefined): StreamCredential | undefined =>
+    tokenHash && o.revocations ? { valid: () => o.studios.resolveToken(tokenHash) !== null, watch: o.revocations } : undefined;
 
   // Service start: runner jobs a crash left unfinished have no process any more.
   for (const row of store.failInterrupted(INTERRUPTED_MESSAGE)) announce(row);
@@ -306,12 +316,22 @@ export function createJobsDomain(o: JobsOptions) {
     store,
     hub,
 
+    /** The body (400, 413), then the `kv_bytes` quota for its data (429). */
     createTask(studioId: string, body: Parameters<typeof newTaskRow>[1]): JobRow {
-      return announce(store.insert(newTaskRow({ id: newId(), studioId, now: nowIso() }, body)));
+      const row = newTaskRow({ id: newId(), studioId, now: nowIso() }, body);
+      return announce(store.insert(row, () => o.studios.charge(studioId, 'kv_bytes', dataBytes(row))));
     },
 
+    /** docs/api.md §Jobs order of checks; the merged data's size (413) and the quota (429) come last. */
     patchTask(studioId: string, id: string, patch: TaskUpdate): JobRow {
-      return announce(store.change(id, (row) => applyTaskUpdate(owned(studioId, row), patch, nowIso())));
+      if (patch.data) requireDataPatch(patch.data);
+      return announce(
+        store.change(id, (row) => {
+          const next = applyTaskUpdate(owned(studioId, row), patch, nowIso());
+          o.studios.charge(studioId, 'kv_bytes', dataBytes(next) - dataBytes(row));
+          return next;
+        }),
+      );
     },
 
     cancelTask(studioId: string, id: string): JobRow {
@@ -331,9 +351,11 @@ export function createJobsDomain(o: JobsOptions) {
       writeLines(id, lines, null);
     },
 
-    logStream(row: JobRow, after: number): PassThrough {
+    /** `tokenHash`: a studio's stream, ended when that token is revoked. */
+    logStream(row: JobRow, after: number, tokenHash?: Buffer): PassThrough {
       return openLogStream({
         ...tuning,
+        credential: credentialOf(tokenHash),
         jobId: row.id,
         logPath: logs.path(row.id),
         after,
@@ -377,8 +399,8 @@ export function createJobsDomain(o: JobsOptions) {
     },
 
     /** `studioId: null`: every studio's events (the launcher). */
-    channelStream(studioId: string | null): PassThrough {
-      return openChannelStream({ ...tuning, studioId, hub });
+    channelStream(studioId: string | null, tokenHash?: Buffer): PassThrough {
+      return openChannelStream({ ...tuning, studioId, hub, credential: credentialOf(tokenHash) });
     },
 
     /** Publishes a channel event on a studio's channel (the launcher hears it too). */

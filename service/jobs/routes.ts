@@ -38,7 +38,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
         const limit = query.limit ?? DEFAULT_LIMIT;
         const binding = `jobs\n${principal.studioId}`;
         const after = query.cursor ? stringPosition(cursors.decode(binding, query.cursor)) : null;
-        const rows = jobs.store.list({ studioId: principal.studioId }, after, limit + 1);
+        const rows = jobs.store.rows({ studioId: principal.studioId }, after, limit + 1);
         const page = toPage(rows, limit, cursors, binding, (r) => [r.id], jobJson);
         return { status: 200, rawJson: pageJson(page) };
       },
@@ -51,7 +51,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
       capability: 'jobs',
       body: taskCreate,
       success: { status: 201, description: 'Job', schema: job },
-      errors: [400, 413],
+      errors: [400, 413, 429],
       handle({ body, principal }) {
         return reply(201, jobs.createTask(principal.studioId, body));
       },
@@ -79,7 +79,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
       body: taskUpdate,
       bodyType: 'application/merge-patch+json',
       success: { status: 200, description: 'Job', schema: job },
-      errors: [400, 403, 404, 409, 413],
+      errors: [400, 403, 404, 409, 413, 429],
       handle({ params, body, principal }) {
         return reply(200, jobs.patchTask(principal.studioId, params.id, body));
       },
@@ -100,7 +100,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
       handle({ params, principal, ctx }) {
         const row = jobs.store.visible(principal.studioId, params.id);
         ctx.req.socket.setTimeout(0);
-        return eventStreamReply(jobs.logStream(row, parseLastEventId(ctx.get('Last-Event-ID') || undefined)));
+        return eventStreamReply(jobs.logStream(row, parseLastEventId(ctx.get('Last-Event-ID') || undefined), principal.tokenHash));
       },
     }),
     route({
@@ -144,7 +144,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
       errors: [],
       handle({ principal, ctx }) {
         ctx.req.socket.setTimeout(0);
-        return eventStreamReply(jobs.channelStream(principal.studioId));
+        return eventStreamReply(jobs.channelStream(principal.studioId, principal.tokenHash));
       },
     }),
   ];

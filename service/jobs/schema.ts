@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isJsonObject } from '../core/merge-patch';
 import { pageQuery } from '../core/pagination';
 import { JOB_KINDS, JOB_STATES } from './states';
 
@@ -7,6 +8,8 @@ import { JOB_KINDS, JOB_STATES } from './states';
 const MAX_TITLE_CHARS = 500;
 const MAX_LINES_PER_APPEND = 1000;
 const MAX_ERROR_CHARS = 10_000;
+/** A job's `data` as compact JSON, also after a merge (docs/api.md §Jobs: 413 `too_large` past it). */
+export const MAX_DATA_BYTES = 256 * 1024;
 
 const title = z
   .string()
@@ -16,7 +19,13 @@ const title = z
   }, `title must be 1..${MAX_TITLE_CHARS} characters`)
   .meta({ description: '1..500 characters (Unicode code points).' });
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-const data = z.record(z.string(), z.unknown()).meta({ description: 'Any JSON object the studio keeps with the job.' });
+// Passed through as parsed (a `__proto__` member stays), checked as a document by task.ts.
+const data = z
+  .custom<Record<string, unknown>>(isJsonObject, { message: 'data must be a JSON object' })
+  .meta({
+    type: 'object',
+    description: `A JSON object the studio keeps with the job: at most ${MAX_DATA_BYTES} bytes as compact JSON and 100 levels deep; counts toward \`kv_bytes\`.`,
+  });
 
 export const idParams = z.object({ id: z.string() });
 export const listQuery = z.object(pageQuery);

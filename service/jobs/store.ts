@@ -65,6 +65,11 @@ export function createJobsStore(db: Db) {
     ),
   };
 
+  const insert = db.transaction((row: JobRow, charge?: () => void): void => {
+    charge?.();
+    stmts.insert.run(row);
+  });
+
   const change = db.transaction((id: string, decide: (row: JobRow) => JobRow): JobRow => {
     const row = stmts.get.get(id);
     if (!row) throw ApiError.notFound('The job');
@@ -72,6 +77,19 @@ export function createJobsStore(db: Db) {
     if (next !== row) stmts.update.run(next);
     return next;
   });
+
+  /** A page's rows, newest first, read one at a time (core/pagination.ts cuts the page). */
+  function rows(scope: JobScope, afterId: string | null, limit: number): IterableIterator<JobRow> {
+    if ('studioId' in scope) {
+      return afterId ? stmts.byStudioAfter.iterate(scope.studioId, afterId, limit) : stmts.byStudio.iterate(scope.studioId, limit);
+    }
+    if ('timelineId' in scope) {
+      return afterId
+        ? stmts.byTimelineAfter.iterate(scope.timelineId, afterId, limit)
+        : stmts.byTimeline.iterate(scope.timelineId, limit);
+    }
+    return afterId ? stmts.allAfter.iterate(afterId, limit) : stmts.all.iterate(limit);
+  }
 
   return {
     get(id: string): JobRow | undefined {
@@ -85,20 +103,15 @@ export function createJobsStore(db: Db) {
       return row;
     },
 
+    rows,
+
     list(scope: JobScope, afterId: string | null, limit: number): JobRow[] {
-      if ('studioId' in scope) {
-        return afterId ? stmts.byStudioAfter.all(scope.studioId, afterId, limit) : stmts.byStudio.all(scope.studioId, limit);
-      }
-      if ('timelineId' in scope) {
-        return afterId
-          ? stmts.byTimelineAfter.all(scope.timelineId, afterId, limit)
-          : stmts.byTimeline.all(scope.timelineId, limit);
-      }
-      return afterId ? stmts.allAfter.all(afterId, limit) : stmts.all.all(limit);
+      return [...rows(scope, afterId, limit)];
     },
 
-    insert(row: JobRow): JobRow {
-      stmts.insert.run(row);
+    /** Inserts a job; `charge` runs first in the same transaction (a quota it throws writes nothing). */
+    insert(row: JobRow, charge?: () => void): JobRow {
+      insert.immediate(row, charge);
       return row;
     },
 
@@ -147,4 +160,16 @@ export function jobJson(row: JobRow): string {
     `"timeline_id":${str(row.timeline_id)},"created_at":"${row.created_at}","updated_at":"${row.updated_at}",` +
     `"finished_at":${str(row.finished_at)}}`
   );
+}
+
+/**
+ * Uninstall with purge: jobs stay (a record of what ran), so their task data
+ * still counts toward `kv_bytes` after the kv purge's recount: added back
+ * here. In the caller's transaction, after purgeStudioKv.
+ */
+export function recountTaskData(db: Db, studioId: string): void {
+  db.prepare(
+    `UPDATE studios SET kv_bytes_used = kv_bytes_used +
+       (SELECT coalesce(sum(length(CAST(data AS BLOB))), 0) FROM jobs WHERE studio_id = ? AND kind = 'task') WHERE id = ?`,
+  ).run(studioId, studioId);
 }

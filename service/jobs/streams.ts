@@ -3,6 +3,27 @@ import { PassThrough } from 'node:stream';
 import type { JobHub, LogEvent } from './hub';
 import { readRecords } from './logs';
 import { formatComment, formatEvent, openLiveStream, type StreamTuning } from '../core/sse';
+import type { RevocationWatch } from '../core/revocation';
+
+/**
+ * The credential a stream was opened with: `valid` says whether it is still
+ * live (asked before each event, and by the watch after a revocation); a
+ * stream whose credential is revoked ends and gets nothing more.
+ */
+export interface StreamCredential {
+  valid: () => boolean;
+  watch: RevocationWatch;
+}
+
+/** A failed lookup counts as revoked. */
+function stillValid(credential: StreamCredential | undefined): boolean {
+  if (!credential) return true;
+  try {
+    return credential.valid();
+  } catch {
+    return false;
+  }
+}
 
 /**
  * The two event streams. Each is a PassThrough handed to Koa as the reply
@@ -34,6 +55,8 @@ export interface LogStreamOptions extends StreamTuning {
   hub: JobHub;
   /** The `end` frame when the job has finished, else null; read when the file is caught up. */
   endFrame: () => string | null;
+  /** A studio's stream: ends when its token is revoked. */
+  credential?: StreamCredential;
 }
 
 /**
@@ -110,8 +133,15 @@ export function openLogStream(o: LogStreamOptions): PassThrough {
     }
   };
 
+  const revoked = (): void => {
+    if (mode === 'closed') return;
+    mode = 'closed';
+    out.end();
+  };
+
   const onEvent = (e: LogEvent): void => {
     if (mode !== 'live') return;
+    if (!stillValid(o.credential)) return revoked();
     if (e.type === 'end') return finish(e.frame);
     if (e.end <= offset) return;
     // Over the mark, the client reads these records from the file once it drains.
@@ -127,6 +157,7 @@ export function openLogStream(o: LogStreamOptions): PassThrough {
   };
 
   const unsubscribe = o.hub.onLog(o.jobId, onEvent);
+  const unwatch = o.credential ? o.credential.watch.watch(o.credential.valid, revoked) : () => {};
   const untrack = o.hub.track(() => {
     if (mode !== 'closed') {
       mode = 'closed';
@@ -143,6 +174,7 @@ export function openLogStream(o: LogStreamOptions): PassThrough {
     clearInterval(heartbeat);
     unsubscribe();
     untrack();
+    unwatch();
   });
 
   out.write(formatComment('log stream'));
@@ -154,6 +186,8 @@ export interface ChannelStreamOptions extends StreamTuning {
   /** The studio whose events are sent; null for every studio (the launcher). */
   studioId: string | null;
   hub: JobHub;
+  /** A studio's stream: ends when its token is revoked. */
+  credential?: StreamCredential;
 }
 
 /**
@@ -165,13 +199,18 @@ export interface ChannelStreamOptions extends StreamTuning {
 export function openChannelStream(o: ChannelStreamOptions): PassThrough {
   const stream = openLiveStream({
     ...o,
+    valid: o.credential && (() => stillValid(o.credential)),
+    watch: o.credential?.watch,
     opening: 'events',
     onClose: () => {
       unsubscribe();
       untrack();
     },
   });
-  const unsubscribe = o.hub.onChannel(o.studioId, (e) => stream.send(e.frame));
+  const unsubscribe = o.hub.onChannel(o.studioId, (e) => {
+    if (stillValid(o.credential)) stream.send(e.frame);
+    else stream.end();
+  });
   // Service shutdown: what is buffered is still sent.
   const untrack = o.hub.track(() => stream.end(), stream.buffered);
   return stream.body;

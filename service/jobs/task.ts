@@ -1,6 +1,7 @@
 import { ApiError } from '../core/errors';
-import { applyMergePatch, type Json, type JsonObject } from '../core/merge-patch';
-import type { TaskUpdate } from './schema';
+import { boundedDocument, requireDocument } from '../core/document';
+import { applyMergePatch, type Json } from '../core/merge-patch';
+import { MAX_DATA_BYTES, type TaskUpdate } from './schema';
 import { checkTransition, initialState, isFinished, progressProblem } from './states';
 import type { JobRow } from './store';
 
@@ -43,7 +44,7 @@ export function newTaskRow(
     progress_den: den,
     last_error: null,
     cancel_requested_at: null,
-    data: JSON.stringify(body.data ?? {}),
+    data: dataText(body.data ?? {}),
     timeline_id: null,
     created_at: input.now,
     updated_at: input.now,
@@ -68,7 +69,7 @@ export function applyTaskUpdate(row: JobRow, patch: TaskUpdate, now: string): Jo
   if (problem) throw ApiError.badRequest(`Bad progress: ${problem}.`, { progress_num: num, progress_den: den });
   let data = row.data;
   if (patch.data === null) data = '{}';
-  else if (patch.data !== undefined) data = JSON.stringify(applyMergePatch(JSON.parse(row.data) as Json, patch.data as JsonObject));
+  else if (patch.data !== undefined) data = dataText(applyMergePatch(JSON.parse(row.data) as Json, requireDataPatch(patch.data)));
   const state = patch.state ?? row.state;
   return {
     ...row,
@@ -81,6 +82,21 @@ export function applyTaskUpdate(row: JobRow, patch: TaskUpdate, now: string): Jo
     updated_at: now,
     finished_at: isFinished(state) ? now : null,
   };
+}
+
+/** A task job's data as stored: a document (400 `invalid_document`) of at most MAX_DATA_BYTES (413 `too_large`). */
+export function dataText(value: unknown): string {
+  return boundedDocument(value, "The job's data", MAX_DATA_BYTES).text;
+}
+
+/** A `data` merge patch, checked as a document before the merge recurses over it (400 `invalid_document`). */
+export function requireDataPatch(value: unknown) {
+  return requireDocument(value, 'The data patch');
+}
+
+/** The bytes a job's stored data counts toward the `kv_bytes` quota (task jobs only: the studio writes them). */
+export function dataBytes(row: Pick<JobRow, 'kind' | 'data'>): number {
+  return row.kind === 'task' ? Buffer.byteLength(row.data, 'utf8') : 0;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { ApiError } from '../core/errors';
 import { IF_MATCH_HEADER, route, type Route } from '../core/route';
 import type { CursorCodec } from '../core/pagination';
-import { DEFAULT_LIMIT, toPage } from '../core/pagination';
+import { DEFAULT_LIMIT, pageJson, toPage } from '../core/pagination';
 import type { Json } from '../core/merge-patch';
 import type { Principal } from '../core/auth';
 import { documentBody, keyParams, kvDoc, kvKeyPage, listQuery, nsParams, SHARED_NS } from './schema';
@@ -40,7 +40,7 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
         const binding = `kv\n${scope}\n${params.ns}\n${prefix}`;
         const after = query.cursor ? String(cursors.decode(binding, query.cursor)[0]) : '';
         const rows = kv.list(scope, params.ns, prefix, after, limit + 1);
-        return { status: 200, body: toPage(rows, limit, cursors, binding, (r) => [r.key], (r) => r) };
+        return { status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.key], (r) => JSON.stringify(r))) };
       },
     }),
     route({

@@ -77,9 +77,9 @@ export function createKvStore(db: Db, studios: StudiosStore) {
       return stmts.get.get(at.scope, at.ns, at.key) ?? null;
     },
 
-    /** Up to `limit` entries after `after` ('' for the first page), key ascending. */
-    list(scope: string, ns: string, prefix: string, after: string, limit: number): KvEntry[] {
-      return stmts.list.all(scope, ns, prefix, prefix, after, limit);
+    /** Up to `limit` entries after `after` ('' for the first page), key ascending, read one at a time. */
+    list(scope: string, ns: string, prefix: string, after: string, limit: number): IterableIterator<KvEntry> {
+      return stmts.list.iterate(scope, ns, prefix, prefix, after, limit);
     },
 
     put(at: KvAddress, writer: string, doc: Json, ifMatch: IfMatch): KvRow {

@@ -60,8 +60,8 @@ export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
         const limit = query.limit ?? DEFAULT_LIMIT;
         const binding = 'launcher-studios';
         const after = query.cursor ? stringPosition(cursors.decode(binding, query.cursor)) : null;
-        const page = toPage(store.page(after, limit + 1), limit, cursors, binding, (s) => [s.id], d.studioJson);
-        return { status: 200, body: page };
+        const page = toPage(store.page(after, limit + 1), limit, cursors, binding, (s) => [s.id], (s) => JSON.stringify(d.studioJson(s)));
+        return { status: 200, rawJson: pageJson(page) };
       },
     }),
     route({
@@ -187,7 +187,7 @@ export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
         const binding = `launcher-jobs\n${query.studio ?? ''}`;
         const after = query.cursor ? stringPosition(cursors.decode(binding, query.cursor)) : null;
         const scope = query.studio ? { studioId: query.studio } : { all: true as const };
-        const page = toPage(jobs.store.list(scope, after, limit + 1), limit, cursors, binding, (r) => [r.id], jobJson);
+        const page = toPage(jobs.store.rows(scope, after, limit + 1), limit, cursors, binding, (r) => [r.id], jobJson);
         return { status: 200, rawJson: pageJson(page) };
       },
     }),

@@ -101,8 +101,9 @@ export function createLauncherStore(db: Db) {
       if (!s) throw ApiError.notFound(`The studio "${id}"`);
       return s;
     },
-    page(after: string | null, limit: number): InstalledStudio[] {
-      return stmts.page.all(after ?? '', limit).map(decode);
+    /** A page's studios by id, read one at a time (core/pagination.ts cuts the page). */
+    *page(after: string | null, limit: number): Generator<InstalledStudio> {
+      for (const row of stmts.page.iterate(after ?? '', limit)) yield decode(row);
     },
     all(): InstalledStudio[] {
       return stmts.all.all().map(decode);

@@ -16,9 +16,8 @@ import { createRecordsReader, type RecordsReader } from './store';
 /** A query page as its records' JSON text and the last one's position, on the reader's connection. */
 function pageOn(reader: RecordsReader) {
   return (spec: Omit<QuerySpec, 'indexed'>, limit: number): UnsignedPage<string> => {
-    const { rows, cut } = reader.list({ ...spec, after: spec.after && withBufferKey(spec.after) }, limit + 1);
-    // A page cut short by its bytes shows all but its last row, which only says that more exist.
-    return unsignedPage(rows, cut ? rows.length - 1 : limit, (r) => positionOf(spec.order, r), recordJson);
+    const rows = reader.rows({ ...spec, after: spec.after && withBufferKey(spec.after) }, limit + 1);
+    return unsignedPage(rows, limit, (r) => positionOf(spec.order, r), recordJson);
   };
 }
 

@@ -39,9 +39,6 @@ export interface ListedRow extends RecordRow {
   k: number | string | Buffer | null;
 }
 
-/** Document text a page may hold (at least one record is always shown). */
-const PAGE_BYTES = 8 * 1024 * 1024;
-
 /** Compiled list statements kept prepared; the text varies only with the shape of a query. */
 const STATEMENT_CACHE_SIZE = 256;
 
@@ -62,27 +59,31 @@ export function createRecordsReader(db: Db) {
   const prepared = statementCache<unknown[], ListedRow>(db, STATEMENT_CACHE_SIZE);
   /** Fields of a collection with a declared index (read per query: the CLI may add one any time). */
   const indexedFields = (studioId: string, collection: string): Set<string> => new Set(indexed.all(studioId, collection));
+  /**
+   * Up to `limit` rows from the page's position, running the order's steps in
+   * turn, read one at a time: a page stops reading once core/pagination.ts
+   * cuts it (PAGE_BYTES: a page of 500 records of 4 MiB would otherwise be
+   * 2 GB in memory), and the rows past the cut are never read.
+   */
+  function* rows(spec: Omit<QuerySpec, 'indexed'>, limit: number): Generator<ListedRow> {
+    let read = 0;
+    for (const step of compileQuery({ ...spec, indexed: indexedFields(spec.studioId, spec.collection) })) {
+      for (const row of prepared(step.sql).iterate(...step.params, limit - read)) {
+        read++;
+        yield row;
+      }
+      if (read >= limit) break;
+    }
+  }
+
   return {
     indexedFields,
 
-    /**
-     * Up to `limit` rows from the page's position, running the order's steps in
-     * turn. A page also stops once its documents pass PAGE_BYTES (a page of 500
-     * records of 4 MiB would otherwise be 2 GB in memory): then `cut` is true and
-     * the last row only says that more exist, as the (limit + 1)th row does.
-     */
-    list(spec: Omit<QuerySpec, 'indexed'>, limit: number): { rows: ListedRow[]; cut: boolean } {
-      const rows: ListedRow[] = [];
-      let bytes = 0;
-      for (const step of compileQuery({ ...spec, indexed: indexedFields(spec.studioId, spec.collection) })) {
-        for (const row of prepared(step.sql).iterate(...step.params, limit - rows.length)) {
-          rows.push(row);
-          bytes += row.doc.length;
-          if (rows.length >= 2 && bytes > PAGE_BYTES) return { rows, cut: true };
-        }
-        if (rows.length >= limit) break;
-      }
-      return { rows, cut: false };
+    rows,
+
+    /** As `rows`, all at once. */
+    list(spec: Omit<QuerySpec, 'indexed'>, limit: number): { rows: ListedRow[] } {
+      return { rows: [...rows(spec, limit)] };
     },
   };
 }

@@ -104,8 +104,9 @@ export function createSessionsStore(db: Db, studios: StudiosStore) {
       return stmts.get.get(id, studioId) !== undefined;
     },
 
-    list(studioId: string, after: SessionPosition | null, limit: number): SessionRow[] {
-      return after ? stmts.after.all(studioId, ...after, limit) : stmts.first.all(studioId, limit);
+    /** A page's sessions, read one at a time (core/pagination.ts cuts the page). */
+    list(studioId: string, after: SessionPosition | null, limit: number): IterableIterator<SessionRow> {
+      return after ? stmts.after.iterate(studioId, ...after, limit) : stmts.first.iterate(studioId, limit);
     },
 
     create(studioId: string, name: string, state: unknown): SessionRow {

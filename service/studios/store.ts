@@ -61,6 +61,12 @@ export function createStudiosStore(db: Db) {
   };
 
   const tokenCache = { version: -1, grants: new Map<string, TokenGrant>() };
+  /** Told after a revocation in this process (core/revocation.ts ends the streams of revoked tokens). */
+  const revocationListeners = new Set<() => void>();
+  const revoked = <T>(result: T): T => {
+    for (const listener of revocationListeners) listener();
+    return result;
+  };
 
   return {
     get(id: string): Studio | null {
@@ -105,19 +111,40 @@ export function createStudiosStore(db: Db) {
     /** True when a live token was revoked; false when it was unknown or already revoked. */
     revokeToken(token: string): boolean {
       tokenCache.grants.clear();
-      return stmts.revokeToken.run(nowIso(), hashToken(token)).changes > 0;
+      return revoked(stmts.revokeToken.run(nowIso(), hashToken(token)).changes > 0);
     },
 
     /** Revokes a token by its stored hash (the launcher keeps only the hash of a runtime token it minted). */
     revokeTokenHash(hash: Buffer): boolean {
       tokenCache.grants.clear();
-      return stmts.revokeToken.run(nowIso(), hash).changes > 0;
+      return revoked(stmts.revokeToken.run(nowIso(), hash).changes > 0);
     },
 
     /** Revokes every live token of a studio (uninstall); returns how many. */
     revokeStudioTokens(studioId: string): number {
       tokenCache.grants.clear();
-      return stmts.revokeStudioTokens.run(nowIso(), studioId).changes;
+      return revoked(stmts.revokeStudioTokens.run(nowIso(), studioId).changes);
+    },
+
+    /** Calls `listener` after every revocation made through this store (this process). */
+    onRevocation(listener: () => void): () => void {
+      revocationListeners.add(listener);
+      return () => revocationListeners.delete(listener);
+    },
+
+    /**
+     * A check that says whether another connection (the CLI, another process)
+     * has committed to the database since it last said so (PRAGMA
+     * data_version): a token may have been revoked there.
+     */
+    externalChanges(): () => boolean {
+      let seen = stmts.dataVersion.get()!;
+      return () => {
+        const now = stmts.dataVersion.get()!;
+        if (now === seen) return false;
+        seen = now;
+        return true;
+      };
     },
 
     /**

@@ -70,7 +70,7 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
         const limit = query.limit ?? DEFAULT_LIMIT;
         const binding = `timeline-list\n${viewer.studioId}\n${viewer.readAll}`;
         const after = query.cursor === undefined ? null : idOf(cursors.decode(binding, query.cursor));
-        const rows = store.list(viewer, after, limit + 1);
+        const rows = store.listRows(viewer, after, limit + 1);
         return { status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.id], timelineJson)) };
       },
     }),
@@ -146,7 +146,7 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
         const limit = query.limit ?? DEFAULT_LIMIT;
         const binding = `timeline-revisions\n${params.id}`;
         const after = query.cursor === undefined ? null : revisionOf(cursors.decode(binding, query.cursor));
-        const rows = store.revisions(params.id, after, limit + 1);
+        const rows = store.revisionRows(params.id, after, limit + 1);
         return { status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.revision], revisionJson)) };
       },
     }),
@@ -213,7 +213,7 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
         const limit = query.limit ?? DEFAULT_LIMIT;
         const binding = `timeline-exports\n${params.id}`;
         const after = query.cursor === undefined ? null : idOf(cursors.decode(binding, query.cursor));
-        const rows = jobs.store.list({ timelineId: params.id }, after, limit + 1);
+        const rows = jobs.store.rows({ timelineId: params.id }, after, limit + 1);
         return { status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.id], jobJson)) };
       },
     }),

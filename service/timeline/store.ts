@@ -124,10 +124,15 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
 
     /** Newest first (ids grow with creation); `limit` rows after the cursor's id. */
     list(viewer: Viewer, after: string | null, limit: number): TimelineRow[] {
+      return [...store.listRows(viewer, after, limit)];
+    },
+
+    /** As `list`, read one at a time (a page: core/pagination.ts cuts it by bytes). */
+    listRows(viewer: Viewer, after: string | null, limit: number): IterableIterator<TimelineRow> {
       const position = after ?? TOP_ID;
       return viewer.readAll
-        ? stmts.listAll.all({ after: position, limit })
-        : stmts.listOwn.all({ studio: viewer.studioId, after: position, limit });
+        ? stmts.listAll.iterate({ after: position, limit })
+        : stmts.listOwn.iterate({ studio: viewer.studioId, after: position, limit });
     },
 
     /** The caller's most recently written live sequence (append without timeline_id). */
@@ -178,7 +183,12 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
     },
 
     revisions(id: string, after: number | null, limit: number): RevisionRow[] {
-      return stmts.revisions.all({ id, after: after ?? Number.MAX_SAFE_INTEGER, limit });
+      return [...store.revisionRows(id, after, limit)];
+    },
+
+    /** As `revisions`, read one at a time (a page: core/pagination.ts cuts it by bytes). */
+    revisionRows(id: string, after: number | null, limit: number): IterableIterator<RevisionRow> {
+      return stmts.revisions.iterate({ id, after: after ?? Number.MAX_SAFE_INTEGER, limit });
     },
 
     revision(id: string, revision: number): RevisionRow | null {

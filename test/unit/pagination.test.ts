@@ -121,6 +121,36 @@ describe('toPage', () => {
     });
   }
 
+  // Items of 10 bytes each ('{"id":"rN"}' is 11: ids padded below), cut by bytes as every list is (PAGE_BYTES).
+  const text = (row: Row) => `r${row.n}`.padEnd(10, '.');
+  const byteCases: { name: string; limit: number; maxBytes: number; items: number; next: CursorValue[] | null }[] = [
+    { name: 'bytes cut before the limit: the row that would pass them only says more exist', limit: 5, maxBytes: 25, items: 2, next: [2, 'r2'] },
+    { name: 'exactly at the bound: shown', limit: 5, maxBytes: 30, items: 3, next: [3, 'r3'] },
+    { name: 'one item larger than the bound: still shown, with a cursor', limit: 5, maxBytes: 5, items: 1, next: [1, 'r1'] },
+    { name: 'the limit before the bytes', limit: 2, maxBytes: 1000, items: 2, next: [2, 'r2'] },
+    { name: 'every row fits: the last page', limit: 5, maxBytes: 1000, items: 5, next: null },
+  ];
+  for (const c of byteCases) {
+    test(c.name, () => {
+      const page = toPage(rows, c.limit, codec, LIST, positionOf, text, c.maxBytes);
+      assert.deepEqual(page.items, rows.slice(0, c.items).map(text));
+      if (c.next === null) assert.equal(page.next_cursor, null);
+      else assert.deepEqual(codec.decode(LIST, page.next_cursor!), c.next);
+    });
+  }
+
+  test('rows are read one at a time: none past the cut is read', () => {
+    let read = 0;
+    function* counted() {
+      for (const row of rows) {
+        read++;
+        yield row;
+      }
+    }
+    toPage(counted(), 5, codec, LIST, positionOf, text, 15);
+    assert.equal(read, 2, 'the first row, and the one that passes the bound');
+  });
+
   test('the next cursor is bound to the list it was made for', () => {
     const page = toPage(rows.slice(0, 4), 3, codec, LIST, positionOf, shape);
     assert.throws(() => codec.decode(OTHER_LIST, page.next_cursor!), badCursor);

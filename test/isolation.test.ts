@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { linkSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { makePng, rawRequest, upload } from './helpers/assets';
 import { client, send, type HttpResponse } from './helpers/http';
-import { LauncherClient, startLauncher } from './helpers/launcher';
-import type { TestService } from './helpers/service';
+import { fixture, LauncherClient, startLauncher } from './helpers/launcher';
+import { tempDir, type TestService } from './helpers/service';
 import { openSse } from './helpers/sse';
 
 /**
@@ -143,7 +145,7 @@ const isLauncher = (r: RouteRow) => r.capability === 'launcher';
 /** Routes that name one of A's things in their path (not only a namespace or collection name). */
 const onAThing = (r: RouteRow) => /\{(key|id|job)\}/.test(r.path) && !isLauncher(r);
 
-describe('isolation, table-driven from the route table', { timeout: 240_000 }, () => {
+describe('isolation, table-driven from the route table', { timeout: 480_000 }, () => {
   let svc: TestService;
   let launcher: LauncherClient;
   let routes: RouteRow[] = [];
@@ -222,7 +224,7 @@ describe('isolation, table-driven from the route table', { timeout: 240_000 }, (
       assert.equal(r.status, 200, `${path}: ${r.text}`);
       before_.set(path, r.text);
     }
-  }, { timeout: 60_000 });
+  }, { timeout: 180_000 });
 
   after(async () => {
     await svc?.stop();
@@ -557,6 +559,78 @@ describe('isolation, table-driven from the route table', { timeout: 240_000 }, (
       assert.equal(r.status, 200, `${path}: ${r.text}`);
       assertNothingOfA(r, A.key, `beta list ${path}`);
     }
+  });
+
+  test("adopt's gaps: a hard link to a file outside the roots, another studio's library and data folder, a data folder that is a symlink", async () => {
+    const folder = (id: string, which: 'stage' | 'data') => join(svc.dataDir, 'studios', id, which);
+    const adopt = (body: unknown) => send_('POST', '/assets:adopt', tokens.beta, { body });
+    const expect422 = async (body: { path: string }, what: string) => {
+      const r = await adopt({ kind: 'other', ...body });
+      assert.equal(r.status, 422, `${what}: ${r.status} ${r.text}`);
+      assert.equal(r.json.code, 'outside_roots', what);
+      assertNothingOfA(r, body.path, what);
+    };
+    // The user's file, hard-linked into B's stage (a studio's program can do that): adopting it would
+    // make the user's file read-only and a blob. Refused, the file as it was (the bug of issue 17's review).
+    const outside = tempDir('backlot-outside-');
+    const userFile = join(outside, 'notes.txt');
+    writeFileSync(userFile, `the user's own ${hex()}`, { mode: 0o644 });
+    const staged = join(folder('beta', 'stage'), 'linked.txt');
+    linkSync(userFile, staged);
+    await expect422({ path: staged }, 'a hard link in the stage');
+    assert.equal(statSync(userFile).mode & 0o777, 0o644, "the user's file keeps its mode");
+    assert.equal(statSync(userFile).nlink, 2, 'no link was added to the blob store');
+    const dataLinked = join(folder('beta', 'data'), 'linked.txt');
+    linkSync(userFile, dataLinked);
+    await expect422({ path: dataLinked }, 'a hard link in the data folder');
+    assert.equal(statSync(userFile).mode & 0o777, 0o644);
+    // The same with bytes already stored: nothing is installed, the file is left alone (200, as for any stored bytes).
+    const stored = join(outside, 'stored.png');
+    writeFileSync(stored, await makePng(16, 16, 99), { mode: 0o644 });
+    const storedLink = join(folder('beta', 'data'), 'stored.png');
+    linkSync(stored, storedLink);
+    const again = await adopt({ path: storedLink, kind: 'image' });
+    assert.equal(again.status, 200, again.text);
+    assert.equal(statSync(stored).mode & 0o777, 0o644);
+    rmSync(outside, { recursive: true, force: true });
+
+    // A's library file, A's data folder, absolute and through `..`.
+    const library = join(svc.dataDir, 'library', 'alpha');
+    const aFile = readdirSync(library)[0]!;
+    writeFileSync(join(folder('alpha', 'data'), 'private.bin'), 'alpha data');
+    await expect422({ path: join(library, aFile) }, "A's library file");
+    await expect422({ path: `${folder('beta', 'data')}/../../../library/alpha/${aFile}` }, "A's library file through ..");
+    await expect422({ path: join(folder('alpha', 'data'), 'private.bin') }, "A's data folder");
+    await expect422({ path: `${folder('beta', 'stage')}/../../alpha/data/private.bin` }, "A's data folder through ..");
+    await expect422({ path: `/proc/self/cwd/${folder('alpha', 'data').slice(1)}/private.bin` }, 'through /proc/self/cwd');
+    await expect422({ path: join(svc.dataDir, 'backlot.db') }, 'the database');
+    // B's data folder replaced by a symlink to A's: nothing through it.
+    rmSync(folder('beta', 'data'), { recursive: true, force: true });
+    symlinkSync(folder('alpha', 'data'), folder('beta', 'data'));
+    await expect422({ path: join(folder('beta', 'data'), 'private.bin') }, 'a data folder that is a symlink to A\'s');
+  });
+
+  test('a download into a folder that an install step made a symlink to outside the app folder: the job fails, nothing is written outside', async () => {
+    const outside = tempDir('backlot-outside-');
+    const payload = randomBytes(2000);
+    const dir = fixture(
+      {
+        id: 'sneaky',
+        install: [{ name: 'sneak', run: 'node mk.js' }],
+        download: [{ url: 'file:payload.bin', sha256: createHash('sha256').update(payload).digest('hex'), to: 'models/deep/payload.bin' }],
+      },
+      { 'mk.js': `require('node:fs').symlinkSync(${JSON.stringify(outside)}, 'models');`, 'payload.bin': payload },
+    );
+    const { res, studio } = await launcher.install(dir);
+    assert.equal(res.status, 202, res.text);
+    const jobs = await launcher.jobsOf(studio.id);
+    const download = jobs.find((j) => j.kind === 'download');
+    assert.ok(download, JSON.stringify(jobs));
+    const done = await launcher.waitJob(download.id);
+    assert.equal(done.state, 'failed', JSON.stringify(done));
+    assert.match(JSON.stringify(done), /symlink|symbolic link/i);
+    assert.deepEqual(readdirSync(outside), [], 'nothing written outside');
+    rmSync(outside, { recursive: true, force: true });
   });
 
   test('Range offsets: negative, huge, overflowing, several, suffix past the size; never bytes of another studio', async () => {

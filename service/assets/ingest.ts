@@ -84,6 +84,12 @@ export function createIngest(store: AssetsStore, blobs: BlobStore) {
   }
 
   return {
+    /** Whether `commit` would reuse stored bytes (a live asset whose blob is on disk) rather than install these. */
+    stored(sha256: string): boolean {
+      const row = store.bySha(sha256);
+      return row !== undefined && row !== null && row.reclaimed_at === null && existsSync(blobs.blobPath(row.sha256, row.ext));
+    },
+
     commit(studioId: string, got: Received, req: IngestRequest, probed: Probed): Ingested {
       const at = nowIso();
       const existing = store.bySha(got.sha256);

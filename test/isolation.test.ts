@@ -91,6 +91,9 @@ function idFor(path: string, values: typeof ids): string {
   if (path.startsWith('/jobs/')) return values.job;
   if (path.startsWith('/timeline/')) return values.sequence;
   if (path.startsWith('/launcher/studios/')) return 'alpha';
+  if (path.startsWith('/launcher/assets/')) return values.asset;
+  if (path.startsWith('/launcher/gallery/items/')) return values.item;
+  if (path.startsWith('/launcher/timeline/')) return values.sequence;
   if (path.startsWith('/launcher/jobs/')) return '01ARZ3NDEKTSV4RRFFQ69G5FAV';
   throw new Error(`no id for ${path}`);
 }

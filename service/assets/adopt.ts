@@ -16,7 +16,7 @@ import type { AdoptBody } from './schema';
  *   check the path (adopt-path.ts) -> open O_NOFOLLOW, same dev/ino as lstat saw
  *   -> link it to a temp name in the blob store (EXDEV: 422 cross_device, nothing changed)
  *   -> the link must be the opened file (else 409 conflict) -> hash through the open file
- *   -> no other hardlink, unless the file is already the blob of its bytes (else 422 outside_roots)
+ *   -> a file with other hard links: 422 outside_roots unless its bytes are already stored
  *   -> unchanged size and mtime (else 409 conflict) -> commit (0444, rename, row)
  *   -> a stage entry is unlinked; a data file stays.
  */
@@ -59,15 +59,11 @@ export async function adoptFile(
       const hashStart = performance.now();
       const sha256 = await hashHandle(handle);
       hashMs = performance.now() - hashStart;
-      // Another name of the same file may lie outside the roots (a hardlink the
-      // studio made to a file of the user's): adopting would make that file
-      // read-only and Backlot's. So a file with a link besides the studio's
-      // path (and the temp link just made) is refused, unless it is the stored
-      // blob of these bytes: a data file adopted before (its other links are
-      // the blob and the library file). A link made later moves the ctime,
-      // which the check before the commit catches.
-      if (linked.nlink > 2 && !deps.ingest.isStoredBlob(sha256, linked)) {
-        throw ApiError.outsideRoots('The file has another hardlink, which may lie outside the studio\'s folders; adopt takes files with one link only. Copy it instead.');
+      // A file with another name besides this one (a hard link, perhaps outside the roots: the user's
+      // own file linked into the stage) would become the blob, all its names made read-only and tied
+      // to the store. Only its bytes already being stored (nothing installed, the file left alone) lets it pass.
+      if (stat.nlink > 1 && !deps.ingest.stored(sha256)) {
+        throw ApiError.outsideRoots('The file has other hard links (names that may lie outside the studio\'s folders); adopt takes a file with one name only.');
       }
       const request = {
         kind: body.kind,

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import sharp from 'sharp';
 import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
@@ -84,20 +84,10 @@ export function createIngest(store: AssetsStore, blobs: BlobStore) {
   }
 
   return {
-    /**
-     * Whether a file is the stored blob of these bytes (the same inode): a
-     * studio's data file adopted before is a link of its blob, and adopting it
-     * again is allowed though it has more than one link (adopt.ts).
-     */
-    isStoredBlob(sha256: string, file: { dev: number; ino: number }): boolean {
+    /** Whether `commit` would reuse stored bytes (a live asset whose blob is on disk) rather than install these. */
+    stored(sha256: string): boolean {
       const row = store.bySha(sha256);
-      if (!row || row.reclaimed_at !== null) return false;
-      try {
-        const blob = lstatSync(blobs.blobPath(row.sha256, row.ext));
-        return blob.isFile() && blob.dev === file.dev && blob.ino === file.ino;
-      } catch {
-        return false;
-      }
+      return row !== undefined && row !== null && row.reclaimed_at === null && existsSync(blobs.blobPath(row.sha256, row.ext));
     },
 
     commit(studioId: string, got: Received, req: IngestRequest, probed: Probed): Ingested {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { INTERRUPTED_MESSAGE } from '../service/jobs';
 import { runCrashRounds } from './helpers/crash';
@@ -66,6 +66,26 @@ describe('an export killed with the service', { timeout: 120_000 }, () => {
     } finally {
       if (ffmpeg && stillAlive(ffmpeg)) process.kill(-ffmpeg.pgid, 'SIGKILL');
       await svc.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a kill while serve writes its server file', () => {
+  test('the temp file of a dead server is removed at the next start; a live process\'s is left alone', async () => {
+    const dataDir = tempDir('backlot-crash-server-');
+    try {
+      // What a SIGKILL between writing server.json.<pid>.tmp and its rename leaves (pid 2147483646 never exists).
+      mkdirSync(dataDir, { recursive: true });
+      writeFileSync(join(dataDir, 'server.json.2147483646.tmp'), '{"pid":2147483646,"port":1}\n');
+      writeFileSync(join(dataDir, `server.json.${process.pid}.tmp`), '{}\n');
+      const svc = await startService({ dataDir, keepDataDir: true });
+      try {
+        assert.deepEqual(readdirSync(dataDir).filter((n) => n.startsWith('server.json')).sort(), ['server.json', `server.json.${process.pid}.tmp`]);
+      } finally {
+        await svc.stop();
+      }
+    } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

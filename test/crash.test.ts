@@ -16,11 +16,11 @@ import { realAsset } from './helpers/timeline';
  * Issue 17 item 1: rounds of SIGKILL at seeded random moments while clients
  * write everything the service keeps, with an export, a studio install or
  * uninstall and a running studio under way (test/helpers/crash.ts says what
- * each restart must show). BACKLOT_CRASH_ROUNDS sets the rounds (default 8);
+ * each restart must show). BACKLOT_CRASH_ROUNDS sets the rounds (default 6);
  * BACKLOT_PROP_SEED replays a seed. The long run: `npm run bench -- crash`.
  */
 
-const ROUNDS = Number(process.env.BACKLOT_CRASH_ROUNDS ?? 8);
+const ROUNDS = Number(process.env.BACKLOT_CRASH_ROUNDS ?? 6);
 const seed = propSeed();
 
 describe('crashes', { timeout: 600_000 }, () => {

@@ -1,5 +1,6 @@
 import { interruptBench } from './harness';
 import { runAssetsBench } from './assets';
+import { runCrashBench } from './crash';
 import { runExportBench } from './export';
 import { runGalleryBench } from './gallery';
 import { runJobsBench } from './jobs';
@@ -10,6 +11,7 @@ import { runResponsivenessBench } from './responsiveness';
 /** `node dist/bench/run.js NAME`: exit 0 done, 1 the bench broke, 2 no or unknown NAME. */
 const BENCHES: Record<string, () => Promise<void>> = {
   assets: runAssetsBench,
+  crash: runCrashBench,
   export: runExportBench,
   gallery: runGalleryBench,
   jobs: runJobsBench,

@@ -81,6 +81,13 @@ export interface JobContext {
    * Rejects with the failed step's error, or when the job was cancelled.
    */
   runSteps(steps: RunStep[], onLine?: (line: string, step: RunStep) => void): Promise<void>;
+  /**
+   * For a process group the work starts itself (an export's ffmpeg, through
+   * the media module's `groups` option): recorded in the process ledger while
+   * it lives, so a crash's leftover is ended at the next start. Undefined
+   * without a ledger.
+   */
+  groups?: GroupWatch;
 }
 
 /**
@@ -180,6 +187,7 @@ export function createJobsDomain(o: JobsOptions) {
       graceMs: () => graceMs,
       log: (texts) => log(texts.flatMap((t) => cutLine(t)), null),
       progress,
+      groups: groupWatch(job.id),
       async runSteps(steps, onLine) {
         const first = nextStep;
         nextStep += steps.length;
@@ -243,6 +251,12 @@ export function createJobsDomain(o: JobsOptions) {
     };
   }
 
+  /** The process ledger's watch for a job's groups (owner `job:<id>`). */
+  function groupWatch(jobId: string): GroupWatch | undefined {
+    const ledger = o.ledger;
+    return ledger && { started: (pgid) => ledger.record(pgid, `job:${jobId}`), ended: (pgid) => ledger.forget(pgid) };
+  }
+
   /** Runs steps inside a job: step records, output lines, the group ended on abort and recorded in the ledger. */
   async function runStepsFor(
     ctx: JobContext,
@@ -268,10 +282,7 @@ export function createJobsDomain(o: JobsOptions) {
         if (onLine) for (const text of texts) onLine(text, steps[current]!);
       },
     };
-    const groups: GroupWatch | undefined = o.ledger && {
-      started: (pgid) => o.ledger!.record(pgid, `job:${ctx.job.id}`),
-      ended: (pgid) => o.ledger!.forget(pgid),
-    };
+    const groups = groupWatch(ctx.job.id);
     try {
       return await runSteps(steps, sink, control, groups, firstIndex);
     } catch (err) {

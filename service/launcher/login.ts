@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashToken } from '../core/auth';
 import type { LauncherStore } from './store';
@@ -35,10 +35,18 @@ export interface ServerInfo {
   started_at: string;
 }
 
-/** Written (0600, temp name then rename) once the server listens. */
+/**
+ * Written (0600, temp name then rename) once the server listens. A temp file
+ * of a server killed while it wrote its own (`server.json.<pid>.tmp`, that
+ * pid gone) is removed first (issue 17: no temporary file outlives a crash).
+ */
 export function writeServerInfo(dataDir: string, info: ServerInfo): void {
   const file = join(dataDir, SERVER_FILE);
   const tmp = `${file}.${process.pid}.tmp`;
+  for (const name of readdirSync(dataDir)) {
+    const m = /^server\.json\.(\d+)\.tmp$/.exec(name);
+    if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) rmSync(join(dataDir, name), { force: true });
+  }
   writeFileSync(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
   const fd = openSync(tmp, 'r');
   try {
@@ -70,6 +78,15 @@ export function readServerInfo(dataDir: string): ServerInfo | null {
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return null;
   }
   return info;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** The launcher credential in a Cookie header, or null. */

@@ -40,6 +40,13 @@ export interface RunOptions {
   maxStderrBytes?: number;
   onStdoutLine?: (line: string) => void;
   onStderrLine?: (line: string) => void;
+  /**
+   * Told when the child's group starts and once none of it is alive: the
+   * service's process ledger (db/process-ledger.ts), so that a group a crash
+   * of the service leaves behind is ended at its next start. ffmpeg ignores
+   * SIGPIPE: without this an export's encoder outlives a SIGKILLed service.
+   */
+  groups?: { started(pgid: number): void; ended(pgid: number): void };
 }
 
 export interface RunResult {
@@ -172,6 +179,7 @@ function start(tool: MediaTool, argv: string[], options: RunOptions): Promise<Ru
     return settled;
   }
   const startedAt = Date.now();
+  options.groups?.started(pid);
   const out = new Collector(options.maxStdoutBytes ?? DEFAULT_MAX_STDOUT, options.onStdoutLine);
   const err = new Collector(options.maxStderrBytes ?? DEFAULT_MAX_STDERR, options.onStderrLine);
   child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -212,6 +220,7 @@ function start(tool: MediaTool, argv: string[], options: RunOptions): Promise<Ru
     options.signal?.removeEventListener('abort', onAbort);
     void Promise.all([ending, leftovers]).then(() => {
       live.delete(pid);
+      options.groups?.ended(pid);
       const result: RunResult = {
         code,
         signal,

@@ -128,6 +128,8 @@ export function createExporter(deps: ExporterDeps) {
       const result = await runTool('ffmpeg', render.args, {
         signal: ctx.signal,
         graceMs: ctx.graceMs,
+        // In the process ledger while it runs: a SIGKILLed service's encoder is ended at the next start.
+        groups: ctx.groups,
         maxStdoutBytes: PROGRESS_BYTES,
         onStdoutLine(line) {
           const ms = progressMs(line, render.durationMs);

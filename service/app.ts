@@ -39,6 +39,7 @@ import { createJobsDomain, jobRoutes, type JobsDomain, type JobsOptions } from '
 import { createEditorHub, editorMiddleware, type EditorHub } from './editor';
 import { studioDirs } from './data-dir';
 import { createMediaScope } from './media';
+import { recordCleanStop, takeCleanStop } from './clean-stop';
 
 /**
  * createService() is the whole service as a plain Node library: the CLI's
@@ -116,6 +117,8 @@ export function createService(options: ServiceOptions): Service {
     diskHeadroom: options.diskHeadroom ?? 512 * MiB,
     readWorkers: options.readWorkers ?? defaultReadWorkers(),
   };
+  // Taken before anything changes, so a crash of this run is never taken for a clean stop.
+  const cleanStop = takeCleanStop(config.dataDir);
   const db = openDatabase(config.dataDir);
   // Before anything else: process groups a crashed run left behind are ended (issue 15).
   const ledger = createProcessLedger(db);
@@ -143,6 +146,7 @@ export function createService(options: ServiceOptions): Service {
     secret: studios.cursorSecret(),
     studioDirs: (id) => studioDirs(config.dataDir, id),
     reads: { run: (lane, op, args) => previews.run(lane, op, args) },
+    cleanStop,
   });
   const sessions = createSessionsStore(db, studios);
   const gallery = createGalleryStore(db, { assets: assets.store, sessions });
@@ -388,9 +392,16 @@ export function createService(options: ServiceOptions): Service {
         await closed;
         clearTimeout(timer);
       }
+      // The background part of start-up recovery ends between two of its slices.
+      await assets.recovery.stop();
       // No read worker outlives the service; a read still queued fails (its client is gone).
       await pool.close();
-      if (db.open) db.close();
+      if (db.open) {
+        // Every committed transaction durable (WAL synced) before a clean stop is recorded.
+        db.pragma('wal_checkpoint(PASSIVE)');
+        db.close();
+      }
+      if (assets.stopsClean()) recordCleanStop(config.dataDir, assets.blobs.folders());
     },
   };
 }

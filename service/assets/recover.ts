@@ -118,6 +118,7 @@ export function recoverBlobStore(
   } else if (options.cleanStop) {
     for (const pass of passes) pass.close();
     settled = true;
+    report();
   } else {
     log('assets: the last run did not stop cleanly; checking the rest of the blob store in the background');
     done = (async () => {

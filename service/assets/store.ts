@@ -70,6 +70,11 @@ const VIEW_COLUMNS = `a.id, a.sha256, a.kind, a.mime, a.size, a.ext, a.pinned, a
 export const ASSETS_SQL = {
   view: `SELECT ${VIEW_COLUMNS} FROM assets a JOIN asset_access x ON x.asset_id = a.id WHERE a.id = ? AND x.studio_id = ?`,
   bySha: 'SELECT * FROM assets WHERE sha256 = ?',
+  // Start-up recovery's walk over the reclaimed rows, on the partial index assets_reclaimed
+  // (reclaimed_at, rowid): one reclaimed_at at a time (a row-value range over both columns
+  // would rescan every equal reclaimed_at from its start).
+  firstReclaimedAfter: 'SELECT min(reclaimed_at) FROM assets WHERE reclaimed_at > ?',
+  reclaimedAt: 'SELECT rowid AS rid, id FROM assets WHERE reclaimed_at = ? AND rowid > ? ORDER BY rowid LIMIT ?',
 };
 
 export function createAssetsStore(db: Db) {
@@ -99,12 +104,8 @@ export function createAssetsStore(db: Db) {
     clearLibraryPaths: db.prepare(
       'UPDATE asset_access SET library_path = NULL WHERE asset_id IN (SELECT value FROM json_each(?))',
     ),
-    // Both on the partial index assets_reclaimed (reclaimed_at, rowid): start-up
-    // recovery walks the reclaimed rows without reading the others.
-    firstReclaimedAfter: db.prepare<[string], string | null>('SELECT min(reclaimed_at) FROM assets WHERE reclaimed_at > ?').pluck(),
-    reclaimedAt: db.prepare<[string, number, number], { rid: number; id: string }>(
-      'SELECT rowid AS rid, id FROM assets WHERE reclaimed_at = ? AND rowid > ? ORDER BY rowid LIMIT ?',
-    ),
+    firstReclaimedAfter: db.prepare<[string], string | null>(ASSETS_SQL.firstReclaimedAfter).pluck(),
+    reclaimedAt: db.prepare<[string, number, number], { rid: number; id: string }>(ASSETS_SQL.reclaimedAt),
   };
 
   const sources: AssetReferenceSource[] = [];
@@ -212,8 +213,7 @@ export function createAssetsStore(db: Db) {
      * Up to `limit` reclaimed assets after `after` (null: from the first), in
      * (reclaimed_at, rowid) order, and where the next page starts; no ids at
      * the end. Each query is a range of the partial index, whatever the size
-     * of the table (one reclaimed_at at a time: a row-value range over both
-     * columns would rescan every equal reclaimed_at from its start).
+     * of the table.
      */
     reclaimedPage(after: ReclaimedCursor | null, limit: number): { ids: string[]; after: ReclaimedCursor | null } {
       let at = after?.at ?? stmts.firstReclaimedAfter.get('') ?? null;

@@ -83,7 +83,9 @@ test('a background recovery stopped before its end does not count as settled: no
   // After a clean stop, the same leftovers past the first part are left for the next crash's recovery.
   const after = domain(dir, db, true);
   assert.equal(after.recovery.settled(), true);
-  assert.equal(after.recovery.counts().files, UP_FRONT);
+  const files = after.recovery.counts().files; // blobs/.tmp, if among the first entries, takes one check
+  assert.ok(files >= UP_FRONT - 1 && files <= UP_FRONT, `${files} files checked`);
+  assert.ok(readdirSync(join(dir, 'blobs')).length > 1, 'the rest was left');
   db.close();
   rmSync(dir, { recursive: true, force: true });
 });

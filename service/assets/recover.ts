@@ -89,8 +89,9 @@ export function recoverBlobStore(
   };
   const passes: Pass[] = [
     folderPass(blobs.blobsDir, (name) => {
+      if (name === '.tmp') return;
       counts.files++;
-      if (name !== '.tmp' && !liveBlob(name) && blobs.remove(join(blobs.blobsDir, name))) counts.blobs++;
+      if (!liveBlob(name) && blobs.remove(join(blobs.blobsDir, name))) counts.blobs++;
     }),
     folderPass(blobs.thumbsDir, (name) => {
       counts.files++;
@@ -187,8 +188,12 @@ function folderPass(dir: string, check: (name: string) => void): Pass {
       let n = 0;
       while (handle !== null && n < max) {
         const entry = handle.readSync();
-        if (entry === null) close();
-        else (check(entry.name), n++);
+        if (entry === null) {
+          close();
+        } else {
+          check(entry.name);
+          n++;
+        }
       }
       return n;
     },

@@ -18,7 +18,7 @@ import { startService, tempDir, type TestService } from './helpers/service';
  * The bound on the ready line: the larger of 3 s and twice an empty data dir's start
  * measured just before on the same machine (the goal is 1 s; a loaded CI machine takes
  * seconds for node and the modules alone). Before this change the 1M-row start read
- * every row first: 3-4 s on an idle machine, 15-35 s on a loaded one (bench/README.md).
+ * every row first: 38-41 s against 4-5 s for an empty dir at load 25 (bench/README.md).
  */
 
 const ROWS = 1_000_000;

@@ -7,6 +7,7 @@ import { runJobsBench } from './jobs';
 import { runKvBench } from './kv';
 import { runRecordsBench } from './records';
 import { runResponsivenessBench } from './responsiveness';
+import { runStartupBench } from './startup';
 
 /** `node dist/bench/run.js NAME`: exit 0 done, 1 the bench broke, 2 no or unknown NAME. */
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -18,6 +19,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   kv: runKvBench,
   records: runRecordsBench,
   responsiveness: runResponsivenessBench,
+  startup: runStartupBench,
 };
 
 async function main(name: string | undefined): Promise<number> {

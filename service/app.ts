@@ -42,6 +42,7 @@ import { createEditorHub, editorMiddleware, type EditorHub } from './editor';
 import { uiMiddleware } from './ui';
 import { studioDirs } from './data-dir';
 import { createMediaScope } from './media';
+import { recordCleanStop, takeCleanStop } from './clean-stop';
 
 /**
  * createService() is the whole service as a plain Node library: the CLI's
@@ -130,6 +131,8 @@ export function createService(options: ServiceOptions): Service {
     readWorkers: options.readWorkers ?? defaultReadWorkers(),
     connections: connectionLimits(options.connections ?? {}),
   };
+  // Taken before anything changes, so a crash of this run is never taken for a clean stop.
+  const cleanStop = takeCleanStop(config.dataDir);
   const db = openDatabase(config.dataDir);
   // Before anything else: process groups a crashed run left behind are ended (issue 15).
   const ledger = createProcessLedger(db);
@@ -160,6 +163,7 @@ export function createService(options: ServiceOptions): Service {
     secret: studios.cursorSecret(),
     studioDirs: (id) => studioDirs(config.dataDir, id),
     reads: { run: (lane, op, args) => previews.run(lane, op, args) },
+    cleanStop,
   });
   const sessions = createSessionsStore(db, studios);
   const gallery = createGalleryStore(db, { assets: assets.store, sessions });
@@ -416,9 +420,16 @@ export function createService(options: ServiceOptions): Service {
         clearTimeout(timer);
         g!.stop();
       }
+      // The background part of start-up recovery ends between two of its slices.
+      await assets.recovery.stop();
       // No read worker outlives the service; a read still queued fails (its client is gone).
       await pool.close();
-      if (db.open) db.close();
+      if (db.open) {
+        // Every committed transaction durable (WAL synced) before a clean stop is recorded.
+        db.pragma('wal_checkpoint(PASSIVE)');
+        db.close();
+      }
+      if (assets.stopsClean()) recordCleanStop(config.dataDir, assets.blobs.folders());
     },
   };
 }

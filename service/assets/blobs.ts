@@ -1,12 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
-import {
-  chmodSync, closeSync, constants, createWriteStream, fsyncSync, linkSync, openSync, readdirSync, renameSync, statfsSync,
-  unlinkSync,
-} from 'node:fs';
+import { chmodSync, createWriteStream, linkSync, readdirSync, renameSync, statfsSync, unlinkSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { ApiError } from '../core/errors';
-import { ensureDir } from '../core/files';
+import { ensureDir, syncDir } from '../core/files';
 import { clashName } from './filename';
 
 /**
@@ -46,6 +43,7 @@ export function createBlobStore(dataDir: string) {
   const thumbsDir = join(dataDir, 'thumbs');
   const libraryDir = join(dataDir, 'library');
   for (const dir of [blobsDir, tmpDir, thumbsDir, libraryDir]) ensureDir(dir);
+  let leftovers = 0;
 
   const store = {
     blobsDir,
@@ -172,21 +170,34 @@ export function createBlobStore(dataDir: string) {
       }
     },
 
+    /**
+     * A file step failed after its row write (or before its row write it was
+     * meant to follow) and may have left a file that only start-up recovery
+     * removes: this run must not record a clean stop (service/clean-stop.ts).
+     */
+    leftover(): void {
+      leftovers++;
+    },
+    leftovers: () => leftovers,
+
     remove(path: string | null): boolean {
       return path === null ? false : removeQuietly(path);
+    },
+
+    /** The folders whose entries start-up recovery checks: blobs, thumbnails, each studio's library. */
+    folders(): string[] {
+      let studios: string[] = [];
+      try {
+        studios = readdirSync(libraryDir);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+      return [blobsDir, thumbsDir, libraryDir, ...studios.map((id) => join(libraryDir, id))];
     },
 
     /** Temp files of a previous run (killed mid-upload or mid-adopt) go. */
     clearTemp(): void {
       for (const name of readdirSync(tmpDir)) removeQuietly(join(tmpDir, name));
-    },
-
-    /** Names in the blob store (not .tmp) and the thumbnail cache. */
-    listBlobs(): string[] {
-      return readdirSync(blobsDir).filter((n) => n !== '.tmp');
-    },
-    listThumbs(): string[] {
-      return readdirSync(thumbsDir);
     },
   };
   return store;
@@ -201,15 +212,5 @@ export function removeQuietly(path: string): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
-  }
-}
-
-/** Makes a rename or unlink in `dir` durable. */
-export function syncDir(dir: string): void {
-  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }

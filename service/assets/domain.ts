@@ -5,14 +5,22 @@ import { createIngest, type Ingest } from './ingest';
 import type { ReadRunner } from '../db/read-pool';
 import { reclaimableReads } from './reads';
 import { createReclaimer, selectReclaimable, type Reclaimer } from './reclaim';
-import { recoverBlobStore } from './recover';
+import { recoverBlobStore, type BlobRecovery } from './recover';
 import { createAssetsStore, type AssetsStore } from './store';
 import { createThumbnailer, type Thumbnailer } from './thumbs';
 
-/** Everything the assets routes use, built once per service; the blob store is recovered first. */
+/** Everything the assets routes use, built once per service; the blob store is recovered first (recover.ts). */
 export interface AssetsDomain {
   store: AssetsStore;
   blobs: BlobStore;
+  /** Start-up recovery; what is left of it after listening runs in the background. */
+  recovery: BlobRecovery;
+  /**
+   * Nothing of this run needs the next start's recovery: the recovery settled
+   * and no file step failed after its row write (blobs.leftovers). The service's
+   * close() writes the clean-stop marker only then.
+   */
+  stopsClean(): boolean;
   ingest: Ingest;
   thumbs: Thumbnailer;
   reclaimer: Reclaimer;
@@ -31,18 +39,24 @@ export interface AssetsOptions {
   studioDirs(studioId: string): { stage_dir: string; data_dir: string };
   /** Where reclaim previews read (the read pool; see reads.ts). Default: this store, on the main thread. */
   reads?: ReadRunner;
+  /** The previous run stopped cleanly (service/clean-stop.ts): recovery past its first part is skipped. */
+  cleanStop?: boolean;
 }
 
 export function createAssets(db: Db, options: AssetsOptions): AssetsDomain {
   const store = createAssetsStore(db);
   const blobs = createBlobStore(options.dataDir);
-  const { removed } = recoverBlobStore(store, blobs);
-  if (removed > 0) console.warn(`assets: removed ${removed} blob(s) left without a row by an earlier crash`);
+  const recovery = recoverBlobStore(store, blobs, { cleanStop: options.cleanStop ?? false });
   return {
     store,
     blobs,
+    recovery,
+    stopsClean: () => recovery.settled() && blobs.leftovers() === 0,
     ingest: createIngest(store, blobs),
-    thumbs: createThumbnailer(blobs),
+    thumbs: createThumbnailer(blobs, (sha256) => {
+      const row = store.bySha(sha256);
+      return row !== null && row.reclaimed_at === null;
+    }),
     reclaimer: createReclaimer(
       store,
       blobs,

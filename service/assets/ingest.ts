@@ -6,6 +6,7 @@ import { nowIso } from '../core/time';
 import type { BlobStore, Received } from './blobs';
 import { extensionOf } from './filename';
 import { DEFAULT_MIME, extensionForMime, mimeForExtension, mimeForImageFormat } from './mime';
+import { clearReclaimedLibrary } from './recover';
 import type { AssetKind } from './schema';
 import type { AssetRow, AssetsStore, AssetView } from './store';
 
@@ -99,12 +100,20 @@ export function createIngest(store: AssetsStore, blobs: BlobStore) {
       const id = existing?.id ?? newId();
       const ext = existing?.ext ?? ((req.filename && extensionOf(req.filename)) || extensionForMime(probed.mime));
       const filename = req.filename ?? defaultName(id, existing?.mime ?? probed.mime);
+      // Library files a crash left to a reclaimed row go first (recover.ts: the start-up
+      // recovery may not have reached this row yet); the new link may then take its name.
+      if (existing) clearReclaimedLibrary(store, blobs, [id]);
       const blob = blobs.install(got.tmp, got.sha256, ext);
-      if (existing) {
-        store.revive(id, req.pinned, studioId, filename, at);
-      } else {
-        const row = { id, sha256: got.sha256, kind: req.kind, size: got.size, ext, pinned: req.pinned ? 1 : 0, created_at: at, ...probed };
-        store.create(row, studioId, filename);
+      try {
+        if (existing) {
+          store.revive(id, req.pinned, studioId, filename, at);
+        } else {
+          const row = { id, sha256: got.sha256, kind: req.kind, size: got.size, ext, pinned: req.pinned ? 1 : 0, created_at: at, ...probed };
+          store.create(row, studioId, filename);
+        }
+      } catch (err) {
+        blobs.leftover(); // a blob without its (live) row: the next start removes it
+        throw err;
       }
       linkLibrary(id, studioId, blob, filename);
       return { view: store.view(studioId, id)!, created: true };

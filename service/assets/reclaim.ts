@@ -78,12 +78,17 @@ export function createReclaimer(
         return { chosen, library: store.markReclaimed(preview.assets, nowIso()) };
       });
       let freed = 0;
-      for (const c of chosen) {
-        if (blobs.remove(blobs.blobPath(c.sha256, c.ext))) freed += c.size;
-        blobs.remove(blobs.thumbPath(c.sha256, THUMB_WIDTH));
+      try {
+        for (const c of chosen) {
+          if (blobs.remove(blobs.blobPath(c.sha256, c.ext))) freed += c.size;
+          blobs.remove(blobs.thumbPath(c.sha256, THUMB_WIDTH));
+        }
+        for (const path of library) blobs.remove(path);
+        store.clearLibraryPaths(chosen.map((c) => c.id));
+      } catch (err) {
+        blobs.leftover(); // files of reclaimed rows: the next start removes them
+        throw err;
       }
-      for (const path of library) blobs.remove(path);
-      store.clearLibraryPaths(chosen.map((c) => c.id));
       return { reclaimed: chosen.map((c) => c.id), bytes_freed: freed };
     },
   };

@@ -29,6 +29,12 @@ export interface AssetView extends AssetRow {
   library_path: string | null;
 }
 
+/** Where a walk over the reclaimed rows stopped (store.reclaimedPage). */
+export interface ReclaimedCursor {
+  at: string;
+  rowid: number;
+}
+
 export type NewAsset = Omit<AssetRow, 'referenced_at' | 'reclaimed_at'>;
 
 export interface Candidate {
@@ -64,6 +70,11 @@ const VIEW_COLUMNS = `a.id, a.sha256, a.kind, a.mime, a.size, a.ext, a.pinned, a
 export const ASSETS_SQL = {
   view: `SELECT ${VIEW_COLUMNS} FROM assets a JOIN asset_access x ON x.asset_id = a.id WHERE a.id = ? AND x.studio_id = ?`,
   bySha: 'SELECT * FROM assets WHERE sha256 = ?',
+  // Start-up recovery's walk over the reclaimed rows, on the partial index assets_reclaimed
+  // (reclaimed_at, rowid): one reclaimed_at at a time (a row-value range over both columns
+  // would rescan every equal reclaimed_at from its start).
+  firstReclaimedAfter: 'SELECT min(reclaimed_at) FROM assets WHERE reclaimed_at > ?',
+  reclaimedAt: 'SELECT rowid AS rid, id FROM assets WHERE reclaimed_at = ? AND rowid > ? ORDER BY rowid LIMIT ?',
 };
 
 export function createAssetsStore(db: Db) {
@@ -96,13 +107,8 @@ export function createAssetsStore(db: Db) {
     clearLibraryPaths: db.prepare(
       'UPDATE asset_access SET library_path = NULL WHERE asset_id IN (SELECT value FROM json_each(?))',
     ),
-    blobNames: db.prepare<[], { name: string; reclaimed: number }>(
-      'SELECT sha256 || ext AS name, reclaimed_at IS NOT NULL AS reclaimed FROM assets',
-    ),
-    reclaimedWithLibrary: db.prepare<[], { asset_id: string }>(
-      `SELECT DISTINCT x.asset_id FROM asset_access x JOIN assets a ON a.id = x.asset_id
-       WHERE a.reclaimed_at IS NOT NULL AND x.library_path IS NOT NULL`,
-    ),
+    firstReclaimedAfter: db.prepare<[string], string | null>(ASSETS_SQL.firstReclaimedAfter).pluck(),
+    reclaimedAt: db.prepare<[string, number, number], { rid: number; id: string }>(ASSETS_SQL.reclaimedAt),
   };
 
   const sources: AssetReferenceSource[] = [];
@@ -215,14 +221,22 @@ export function createAssetsStore(db: Db) {
       return stmts.libraryFiles.all(JSON.stringify(assetIds)).map((r) => r.library_path);
     },
 
-    /** Blob file names (`<sha256><ext>`) of every row, and whether each was reclaimed. */
-    blobNames(): { name: string; reclaimed: boolean }[] {
-      return stmts.blobNames.all().map((r) => ({ name: r.name, reclaimed: r.reclaimed === 1 }));
-    },
-
-    /** Reclaimed assets whose library files may still be on disk (a crash during reclaim). */
-    reclaimedWithLibrary(): string[] {
-      return stmts.reclaimedWithLibrary.all().map((r) => r.asset_id);
+    /**
+     * Up to `limit` reclaimed assets after `after` (null: from the first), in
+     * (reclaimed_at, rowid) order, and where the next page starts; no ids at
+     * the end. Each query is a range of the partial index, whatever the size
+     * of the table.
+     */
+    reclaimedPage(after: ReclaimedCursor | null, limit: number): { ids: string[]; after: ReclaimedCursor | null } {
+      let at = after?.at ?? stmts.firstReclaimedAfter.get('') ?? null;
+      let rowid = after?.rowid ?? 0;
+      while (at !== null) {
+        const rows = stmts.reclaimedAt.all(at, rowid, limit);
+        if (rows.length > 0) return { ids: rows.map((r) => r.id), after: { at, rowid: rows[rows.length - 1]!.rid } };
+        at = stmts.firstReclaimedAfter.get(at) ?? null;
+        rowid = 0;
+      }
+      return { ids: [], after: null };
     },
 
     transaction<T>(fn: () => T): T {

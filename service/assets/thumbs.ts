@@ -19,7 +19,8 @@ import { THUMB_WIDTH } from './schema';
 
 const MAX_JOBS = 2;
 
-export function createThumbnailer(blobs: BlobStore) {
+/** `isLive(sha256)`: a live (not reclaimed) asset has these bytes. */
+export function createThumbnailer(blobs: BlobStore, isLive: (sha256: string) => boolean) {
   sharp.cache(false); // cached operations would keep reclaimed blobs open
   sharp.concurrency(1);
   const inflight = new Map<string, Promise<void>>();
@@ -37,7 +38,7 @@ export function createThumbnailer(blobs: BlobStore) {
     }
   }
 
-  async function generate(source: string, target: string): Promise<void> {
+  async function generate(sha256: string, source: string, target: string): Promise<void> {
     const tmp = blobs.tempPath();
     try {
       await sharp(source).rotate().resize({ width: THUMB_WIDTH }).webp({ quality: 80 }).toFile(tmp);
@@ -56,6 +57,20 @@ export function createThumbnailer(blobs: BlobStore) {
       await handle.close();
     }
     renameSync(tmp, target);
+    // A reclaim of these bytes while the thumbnail was made removed no file yet: this one goes
+    // now, in the rename's turn, so a run leaves no thumbnail without its row (recover.ts).
+    // A job that outlived the service's close finds the database closed: a cache entry it cannot
+    // vouch for goes too.
+    let live = false;
+    try {
+      live = isLive(sha256);
+    } catch {
+      live = false;
+    }
+    if (!live) {
+      removeQuietly(target);
+      return;
+    }
     console.error(`assets: thumbnail made ${target}`);
   }
 
@@ -66,7 +81,7 @@ export function createThumbnailer(blobs: BlobStore) {
       let job = inflight.get(sha256);
       if (!job) {
         if (existsSync(target)) return target;
-        job = inSlot(() => generate(source, target)).finally(() => inflight.delete(sha256));
+        job = inSlot(() => generate(sha256, source, target)).finally(() => inflight.delete(sha256));
         inflight.set(sha256, job);
       }
       await job;

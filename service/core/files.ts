@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 /**
@@ -26,5 +26,15 @@ export function ensureDir(path: string, mode = 0o700): void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
+  }
+}
+
+/** Makes a rename or unlink in `dir` durable. */
+export function syncDir(dir: string): void {
+  const fd = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }

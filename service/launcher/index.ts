@@ -10,7 +10,7 @@ import { launcherRoutes } from './routes';
 import { createRuntime } from './runtime';
 import { createLauncherStore, type InstalledStudio } from './store';
 
-export { createLoginCode, loginUrl, readServerInfo, writeServerInfo, removeServerInfo, cookieCredential, launcherCookie, LAUNCHER_COOKIE } from './login';
+export { SERVER_FILE, createLoginCode, loginUrl, readServerInfo, writeServerInfo, removeServerInfo, cookieCredential, launcherCookie, LAUNCHER_COOKIE } from './login';
 export { launcherPages } from './pages';
 export { manifestSchema, parseManifest } from './manifest';
 export type { Manifest } from './manifest';

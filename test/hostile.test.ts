@@ -267,7 +267,8 @@ function segment(path: string, name: string, plus: boolean): fc.Arbitrary<string
   const typed = pools.ids[idKind(path, name)] ?? [];
   const real =
     name === 'ns' ? pools.ns : name === 'key' ? pools.keys : name === 'collection' ? pools.collections : typed.length > 0 ? typed : all;
-  const good = real.length > 0 ? fc.constantFrom(...real) : hostileString();
+  // The newest of a kind is the likeliest to be alive (a DELETE earlier in the run removed older ones).
+  const good = real.length > 0 ? fc.oneof(fc.constant(real[real.length - 1]!), fc.constantFrom(...real)) : hostileString();
   const anyId = all.length > 0 ? fc.constantFrom(...all) : hostileString();
   const encoded = fc.oneof({ weight: 6, arbitrary: good }, { weight: 1, arbitrary: anyId }, { weight: 2, arbitrary: hostileString() }).map((s) => (plus ? s.split('/').map(pctEncode).join('/') : pctEncode(s)));
   // Raw: what a careless client sends (malformed escapes, dot segments, an unescaped slash).
@@ -361,7 +362,7 @@ function bodyOf(r: Route): fc.Arbitrary<Case['body']> {
         return { ...v, source: dir };
       })
     : fromSchema(schema, pools);
-  const text = fc.oneof(
+  let text = fc.oneof(
     { weight: 8, arbitrary: value.map((v) => JSON.stringify(v) ?? 'null') },
     {
       weight: 2,
@@ -377,6 +378,15 @@ function bodyOf(r: Route): fc.Arbitrary<Case['body']> {
     { weight: 8, arbitrary: fc.constant(r.bodyType ?? 'application/json') },
     { weight: 1, arbitrary: fc.constantFrom(null, 'text/plain', 'application/json; charset=latin1', 'application/x+json', 'multipart/form-data', '*/*', 'application/jsonx') },
   );
+  // One member (or the whole body) nested far past the 100 levels a document may have.
+  const members = [...Object.keys(schema.properties ?? {}), 'a'].filter((m) => !DEEP_ELSEWHERE.has(`${keyOf(r)} ${m}`));
+  const deep = fc
+    .tuple(value, fc.constantFrom(...members), fc.constantFrom(101, 1000, 5000), fc.constantFrom('array', 'object') as fc.Arbitrary<'array' | 'object'>)
+    .map(([v, member, depth, kind]) => {
+      const base = typeof v === 'object' && v !== null && !Array.isArray(v) ? v : {};
+      return JSON.stringify({ ...base, [member]: '\u0000deep' }).replace('"\\u0000deep"', nestedText(depth, kind));
+    });
+  text = fc.oneof({ weight: 10, arbitrary: text }, { weight: 1, arbitrary: deep }, { weight: 1, arbitrary: fc.constantFrom(nestedText(5000), nestedText(5000, 'object')) });
   const invalidUtf8 = fc.constant({ text: '', type: 'application/json', bytes: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]) });
   return fc.oneof({ weight: 20, arbitrary: fc.record({ text, type }) }, { weight: 1, arbitrary: invalidUtf8 });
 }
@@ -447,6 +457,13 @@ function check(r: Route, allowed: Allowed, req: Sent, a: Answer): void {
   assert.equal(typeof body.message, 'string', what);
   assert.ok(typeof body.details === 'object' && body.details !== null && !Array.isArray(body.details), what);
 }
+
+/**
+ * Members whose deep nesting is another item of issue 17 ("Job `data` is
+ * unchecked": 5,000 levels of job `data` is a 500 today, fixed on the job-data
+ * branch). Remove the entries once that branch is merged.
+ */
+const DEEP_ELSEWHERE = new Set(['POST /jobs data', 'PATCH /jobs/{id} data']);
 
 /** Routes that remove or end what later routes act on: the fixture is made again after them. */
 const DESTRUCTIVE = /^(DELETE|POST .*:(uninstall|reclaim|cancel|stop))/;

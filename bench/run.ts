@@ -6,6 +6,7 @@ import { runJobsBench } from './jobs';
 import { runKvBench } from './kv';
 import { runRecordsBench } from './records';
 import { runResponsivenessBench } from './responsiveness';
+import { runSoakBench } from './soak';
 
 /** `node dist/bench/run.js NAME`: exit 0 done, 1 the bench broke, 2 no or unknown NAME. */
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -16,6 +17,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   kv: runKvBench,
   records: runRecordsBench,
   responsiveness: runResponsivenessBench,
+  soak: runSoakBench,
 };
 
 async function main(name: string | undefined): Promise<number> {

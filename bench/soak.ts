@@ -1,8 +1,9 @@
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { Agent, request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createInterface } from 'node:readline';
 import { deflateSync } from 'node:zlib';
 import { toolPath } from '../service/media';
@@ -74,6 +75,8 @@ interface Answer {
   status: number;
   text: string;
 }
+
+const execFileAsync = promisify(execFile);
 
 const WORDS = Array.from({ length: 200 }, (_, i) => `w${i.toString(36)}${'qzxjvk'[i % 6]}`);
 const KV_KEYS = 200;
@@ -224,16 +227,17 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   let service: ServiceChild | undefined;
   const listeners = new Set<Listener>();
   try {
-    backlot('studio', 'add', 'soak', '--data-dir', dataDir);
-    const token = backlot('token', 'create', '--studio', 'soak', '--caps', 'kv,records,gallery,assets,jobs,timeline', '--data-dir', dataDir).trim();
     const video = join(work, 'clip.mp4');
-    execFileSync(ffmpeg, [
+    // The clip is made while the CLI and the service start.
+    const clipMade = execFileAsync(ffmpeg, [
       '-hide_banner', '-loglevel', 'error', '-nostdin', '-y',
       '-f', 'lavfi', '-i', 'testsrc=size=320x180:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000',
       '-map', '0:v', '-map', '1:a', '-t', '2', '-c:v', 'libx264', '-preset', 'superfast', '-crf', '28', '-pix_fmt', 'yuv420p',
       '-c:a', 'aac', '-b:a', '64k', video,
-    ], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-
+    ], { timeout: 60_000 });
+    clipMade.catch(() => {});
+    backlot('studio', 'add', 'soak', '--data-dir', dataDir);
+    const token = backlot('token', 'create', '--studio', 'soak', '--caps', 'kv,records,gallery,assets,jobs,timeline', '--data-dir', dataDir).trim();
     service = await startService(dataDir);
     const svc = service;
     const port = svc.port;
@@ -250,6 +254,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }
     const sessions: string[] = [];
     for (let i = 0; i < SESSIONS; i++) sessions.push(String((await must('POST', '/sessions', { name: `s${i}`, state: { n: 0 } }, [201])).id));
+    await clipMade;
     const clip = await must('POST', '/assets?kind=video&filename=clip.mp4', readFileSync(video), [201], 'video/mp4');
     const timeline = await must('POST', '/timeline', {
       name: 'soak',
@@ -258,7 +263,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     }, [201]);
     const plan = await must('GET', `/timeline/${String(timeline.id)}:plan?preset=auto`, undefined, [200]);
     const assets: string[] = [];
-    for (let i = 0; i < 20; i++) assets.push(String((await must('POST', `/assets?kind=image&filename=seed${i}.png`, smallPng(1e9 + i), [201], 'image/png')).id));
+    const seeded = await Promise.all(Array.from({ length: 20 }, (_, i) => must('POST', `/assets?kind=image&filename=seed${i}.png`, smallPng(1e9 + i), [201], 'image/png')));
+    for (const asset of seeded) assets.push(String(asset.id));
     // Start what the service starts on first use (its read workers, each with its own
     // event loop and database handles), so the idle baseline below holds them.
     await must('POST', '/records/notes', { title: 'seed', tag: 't0', n: 0 }, [201]);
@@ -275,7 +281,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
 
     // The idle baseline of descriptors: no client connection open.
     const seen = svc.samples.length;
-    while (svc.samples.length < seen + 2) await sleep(100);
+    const idleUntil = Date.now() + 10_000;
+    while (svc.samples.length < seen + 2) {
+      if (Date.now() > idleUntil) throw new Error(`the service sent no samples for 10 s\n${svc.stderr()}`);
+      await sleep(100);
+    }
     const fdsIdle = svc.samples.at(-1)!.fds;
     const loadBefore = load();
 
@@ -551,8 +561,9 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const fdsUntil = Date.now() + 15_000;
     let fdsAfter = -1;
     for (;;) {
-      await sleep(1100);
-      fdsAfter = svc.samples.at(-1)?.fds ?? -1;
+      const seenNow = svc.samples.length;
+      while (svc.samples.length === seenNow && Date.now() < fdsUntil) await sleep(50);
+      fdsAfter = svc.samples.at(-1)!.fds;
       if (fdsAfter <= fdsIdle || Date.now() > fdsUntil) break;
     }
     const fdsLeft = fdsAfter > fdsIdle ? openFiles(svc.child.pid!) : [];

@@ -296,6 +296,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const jobs: { id: string; step: number; busy: boolean }[] = [];
     const finishedJobs: string[] = [];
     let counter = 0;
+    let creating = 0;
     const ring = (list: string[], value: string, max = 1000) => {
       list.push(value);
       if (list.length > max) list.shift();
@@ -343,11 +344,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       [3, 'session get', async () => [await api('GET', `/sessions/${random.pick(sessions)}`), [200]]],
       [12, 'job', async () => {
         const idle = jobs.filter((j) => !j.busy);
-        if (idle.length === 0 && jobs.length >= MAX_LIVE_JOBS) return [await api('GET', '/jobs?limit=20'), [200]];
-        if (idle.length === 0 || (jobs.length < 4 && random.next() < 0.5)) {
-          const a = await api('POST', '/jobs', { title: `soak ${++counter}`, data: { n: counter } });
-          if (a.status === 201) jobs.push({ id: String(json(a).id), step: 0, busy: false });
-          return [a, [201]];
+        // Creates still in flight count: when answers lag, live jobs must not pile up.
+        const live = jobs.length + creating;
+        if (idle.length === 0 && live >= MAX_LIVE_JOBS) return [await api('GET', '/jobs?limit=20'), [200]];
+        if (live < MAX_LIVE_JOBS && (idle.length === 0 || (live < 4 && random.next() < 0.5))) {
+          creating++;
+          try {
+            const a = await api('POST', '/jobs', { title: `soak ${++counter}`, data: { n: counter } });
+            if (a.status === 201) jobs.push({ id: String(json(a).id), step: 0, busy: false });
+            return [a, [201]];
+          } finally {
+            creating--;
+          }
         }
         const job = random.pick(idle);
         job.busy = true;

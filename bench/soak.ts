@@ -7,7 +7,8 @@ import { promisify } from 'node:util';
 import { createInterface } from 'node:readline';
 import { deflateSync } from 'node:zlib';
 import { toolPath } from '../service/media';
-import { backlot, fmt, pct, table } from './common';
+import { openAdmin } from '../service/admin';
+import { fmt, pct, table } from './common';
 import { cpuSeconds } from './harness';
 import type { ServiceSample } from './soak-service';
 
@@ -36,6 +37,11 @@ export interface SoakOptions {
   /** One export every this many seconds. */
   exportEvery: number;
   seed: number;
+  /** How far behind the schedule the service may fall before requests are refused as errors (default 30 s). */
+  maxBehindSeconds?: number;
+  /** How long to wait for the last answers, then for the last exports (default 60 s and 90 s). */
+  drainSeconds?: number;
+  exportWaitSeconds?: number;
   /** Progress lines (one a minute, or per `progressEvery` seconds). */
   log?: (line: string) => void;
   progressEvery?: number;
@@ -236,8 +242,15 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       '-c:a', 'aac', '-b:a', '64k', video,
     ], { timeout: 60_000 });
     clipMade.catch(() => {});
-    backlot('studio', 'add', 'soak', '--data-dir', dataDir);
-    const token = backlot('token', 'create', '--studio', 'soak', '--caps', 'kv,records,gallery,assets,jobs,timeline', '--data-dir', dataDir).trim();
+    // What `backlot studio add` and `backlot token create` run, without two more Node starts.
+    const admin = openAdmin(dataDir);
+    let token: string;
+    try {
+      admin.addStudio({ id: 'soak' });
+      token = admin.createToken('soak', ['kv', 'records', 'gallery', 'assets', 'jobs', 'timeline']);
+    } finally {
+      admin.close();
+    }
     service = await startService(dataDir);
     const svc = service;
     const port = svc.port;
@@ -253,7 +266,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       await Promise.all(Array.from({ length: 20 }, (_, j) => must('PUT', `/kv/soak/k${i + j}`, { n: 0, text: 'x'.repeat(200) }, [200])));
     }
     const sessions: string[] = [];
-    for (let i = 0; i < SESSIONS; i++) sessions.push(String((await must('POST', '/sessions', { name: `s${i}`, state: { n: 0 } }, [201])).id));
+    const made = await Promise.all(Array.from({ length: SESSIONS }, (_, i) => must('POST', '/sessions', { name: `s${i}`, state: { n: 0 } }, [201])));
+    for (const session of made) sessions.push(String(session.id));
     await clipMade;
     const clip = await must('POST', '/assets?kind=video&filename=clip.mp4', readFileSync(video), [201], 'video/mp4');
     const timeline = await must('POST', '/timeline', {
@@ -477,11 +491,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const startedAt = Date.now();
     const pending = new Set<Promise<void>>();
     // A service this far behind has failed the soak; stop piling requests on it.
-    const maxBacklog = Math.max(100, options.rate * 30);
+    const behind = options.maxBehindSeconds ?? 30;
+    const maxBacklog = Math.max(100, Math.ceil(options.rate * behind));
     const launch = (index: number) => {
       const scheduled = started + (index * 1000) / options.rate;
       if (inFlight >= maxBacklog) {
-        error('client backlog', `more than ${maxBacklog} requests in flight: the service fell 30 s behind the schedule`);
+        error('client backlog', `more than ${maxBacklog} requests in flight: the service fell ${behind} s behind the schedule`);
         return;
       }
       const [, name, run] = pickOp();
@@ -548,10 +563,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const cpuAfter = cpuSeconds(svc.child.pid!);
     const serviceCpu = cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore;
     // Drain: every request answered, every export finished.
-    const drainUntil = Date.now() + 60_000;
+    const drainUntil = Date.now() + (options.drainSeconds ?? 60) * 1000;
     while (pending.size > 0 && Date.now() < drainUntil) await Promise.race([...pending, sleep(1000)]);
     if (pending.size > 0) error('unanswered at the end', `${pending.size} requests`);
-    const exportsUntil = Date.now() + 90_000;
+    // Requests still queued in the agent go no further.
+    agent.destroy();
+    const exportsUntil = Date.now() + (options.exportWaitSeconds ?? 90) * 1000;
     while ([...exportJobs.values()].some((s) => s === 'running' || s === 'queued') && Date.now() < exportsUntil) await sleep(200);
     const succeeded = [...exportJobs.values()].filter((s) => s === 'succeeded').length;
     if (succeeded !== exportsStarted) error('exports not succeeded', `${succeeded} of ${exportsStarted} (${[...exportJobs.values()].join(', ')})`);

@@ -18,12 +18,16 @@ import { requireFfmpeg } from './helpers/media';
  * loaded 2-core machine running other tests beside this one must not break them; the
  * 30-minute bench holds the tight figures).
  *
- * BACKLOT_SOAK_RATE changes the rate (default 100 req/s: what the shared 2-core machine
- * sustained beside the rest of the suite; the bench runs 200).
+ * BACKLOT_SOAK_RATE changes the rate. The default, 50 req/s, is what the shared 2-core
+ * machine sustained with room to spare while 8 other builds and test runs loaded it (load
+ * averages of 15-27): the service kept up with 85 req/s at load 16 and 60 at load 25, so
+ * 100 would fail on the machine rather than on the service. The bench runs 200.
+ * A service more than 10 s behind the schedule fails at once (client backlog errors)
+ * rather than running the test past its time.
  */
 
 const SECONDS = 60;
-const RATE = Number(process.env.BACKLOT_SOAK_RATE ?? 100);
+const RATE = Number(process.env.BACKLOT_SOAK_RATE ?? 50);
 const SEED = Number(process.env.BACKLOT_PROP_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
 const BOUNDS: SoakBounds = {
@@ -39,8 +43,18 @@ const BOUNDS: SoakBounds = {
 
 before(requireFfmpeg);
 
-test(`soak: ${SECONDS} s of mixed traffic at ${RATE} req/s, no error, no growth (seed ${SEED})`, { timeout: 150_000 }, async () => {
-  const result = await runSoak({ seconds: SECONDS, rate: RATE, connections: 32, listeners: 8, exportEvery: 20, seed: SEED });
+test(`soak: ${SECONDS} s of mixed traffic at ${RATE} req/s, no error, no growth (seed ${SEED})`, { timeout: 120_000 }, async () => {
+  const result = await runSoak({
+    seconds: SECONDS,
+    rate: RATE,
+    connections: 32,
+    listeners: 8,
+    exportEvery: 20,
+    seed: SEED,
+    maxBehindSeconds: 10,
+    drainSeconds: 10,
+    exportWaitSeconds: 20,
+  });
   const verdict = judge(result, BOUNDS);
   const f = verdict.figures;
   const summary =

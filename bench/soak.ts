@@ -788,7 +788,8 @@ export async function runSoakBench(): Promise<void> {
   console.log(
     `sent ${result.sent}, answered ${result.answered} (${f.rate.toFixed(1)} req/s), max in flight ${result.maxInFlight}; ` +
       `SSE listeners opened ${result.listenersOpened} (${result.listenerEvents} events); exports ${result.exports.succeeded}/${result.exports.started}; ` +
-      `errors ${[...result.errors.values()].reduce((a, b) => a + b, 0)}.\n` +
+      `errors ${[...result.errors.values()].reduce((a, b) => a + b, 0)}; ` +
+      `service CPU ${result.serviceCpu === null ? '-' : `${result.serviceCpu.toFixed(0)} s (${((result.serviceCpu / result.answered) * 1000).toFixed(2)} ms per answered request, ffmpeg apart)`}.\n` +
       `Windows ${f.first.from}-${f.first.to} s and ${f.last.from}-${f.last.to} s: RSS ${f.first.rssMiB.toFixed(1)} -> ${f.last.rssMiB.toFixed(1)} MiB ` +
       `(${sign(f.rssGrowthMiB)}), heap floor ${f.first.heapFloorMiB.toFixed(1)} -> ${f.last.heapFloorMiB.toFixed(1)} MiB (${sign(f.heapFloorGrowthMiB)}), ` +
       `heap mean ${sign(f.heapMeanGrowthMiB)}, p99 ${fmt(f.first.p99)} -> ${fmt(f.last.p99)} ms, loop p99 ${fmt(f.first.loopP99)} -> ${fmt(f.last.loopP99)} ms; ` +

@@ -8,6 +8,7 @@ import { runKvBench } from './kv';
 import { runRecordsBench } from './records';
 import { runResponsivenessBench } from './responsiveness';
 import { runStartupBench } from './startup';
+import { runSoakBench } from './soak';
 
 /** `node dist/bench/run.js NAME`: exit 0 done, 1 the bench broke, 2 no or unknown NAME. */
 const BENCHES: Record<string, () => Promise<void>> = {
@@ -20,6 +21,7 @@ const BENCHES: Record<string, () => Promise<void>> = {
   records: runRecordsBench,
   responsiveness: runResponsivenessBench,
   startup: runStartupBench,
+  soak: runSoakBench,
 };
 
 async function main(name: string | undefined): Promise<number> {

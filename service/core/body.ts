@@ -6,8 +6,9 @@ import { ApiError } from './errors';
  * Reads a JSON request body with a byte limit (decisions §2): 413 `too_large`
  * with `details.limit` from Content-Length before reading, or while streaming;
  * 400 `bad_request` for malformed JSON or a content type that is not JSON;
- * 400 `invalid_document` for a body nested deeper than documents may be, found
- * in one pass over the text before it is parsed.
+ * a body nested deeper than documents may be is found in one pass over the
+ * text before it is parsed: 400 `invalid_document` where the body holds a
+ * document (`deepCode`), 400 `bad_request` elsewhere.
  */
 
 /**
@@ -19,7 +20,11 @@ export const MAX_BODY_DEPTH = MAX_DEPTH + 8;
 
 const JSON_TYPES = /^application\/(?:[a-z0-9.+-]*\+)?json$/;
 
-export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+export async function readJsonBody(
+  req: IncomingMessage,
+  limit: number,
+  deepCode: 'invalid_document' | 'bad_request' = 'invalid_document',
+): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== '' && !JSON_TYPES.test(type)) {
     throw ApiError.badRequest(`The body must be JSON (Content-Type application/json), not "${type}".`);
@@ -32,7 +37,8 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   const text = await readText(req, limit);
   if (text.trim() === '') throw ApiError.badRequest('A JSON body is required.');
   if (textNestedDeeperThan(text, MAX_BODY_DEPTH)) {
-    throw ApiError.invalidDocument(`The body is nested deeper than ${MAX_DEPTH} levels.`);
+    const message = `The body is nested deeper than ${MAX_DEPTH} levels.`;
+    throw deepCode === 'invalid_document' ? ApiError.invalidDocument(message) : ApiError.badRequest(message);
   }
   try {
     return JSON.parse(text);

@@ -74,6 +74,12 @@ export interface Route<P = any, Q = any, B = any, V = any> {
    */
   visible?: (input: { params: P; principal: Principal }) => V;
   body?: ZodType<B>;
+  /**
+   * The body is or wraps a stored document (decisions §2): a body nested past the
+   * documents' depth is 400 `invalid_document`. On other routes it is a malformed
+   * body, 400 `bad_request`. Either way it is refused before the parse (core/body.ts).
+   */
+  documentBody?: true;
   /** Body media type for the reference (default application/json). */
   bodyType?: 'application/json' | 'application/merge-patch+json';
   /**
@@ -178,7 +184,7 @@ export function bindRoutes(router: Router, routes: readonly Route[], options: Bi
   const ordered = [...routes].sort((a, b) => literalLength(b.path) - literalLength(a.path));
   for (const r of ordered) {
     router.register(toRouterPath(r.path), [r.method], async (ctx: Context) => {
-      send(ctx, await run(r, ctx, options, r.body ? () => readJsonBody(ctx.req, options.bodyLimit()) : undefined));
+      send(ctx, await run(r, ctx, options, r.body ? () => readJsonBody(ctx.req, options.bodyLimit(), r.documentBody ? 'invalid_document' : 'bad_request') : undefined));
     });
   }
 }

@@ -73,6 +73,7 @@ export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads
     route({
       method: 'POST',
       path: '/gallery/items',
+      documentBody: true,
       summary: 'Record a generation',
       description:
         'The item, its inputs, tags and search entry are written atomically. The asset and every input asset must be readable by the caller (else 404).',

@@ -46,6 +46,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
     route({
       method: 'POST',
       path: '/jobs',
+      documentBody: true,
       summary: 'Create a task job',
       description: 'The service runs nothing for it: the studio reports progress and state by PATCH, appends log lines and ends it.',
       capability: 'jobs',
@@ -71,6 +72,7 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
     route({
       method: 'PATCH',
       path: '/jobs/{id}',
+      documentBody: true,
       summary: 'Update a task job (merge patch)',
       description: 'See the task job state table. A lifecycle job is 403 `not_a_task`; a finished job 409 `job_finished`.',
       capability: 'jobs',

@@ -61,6 +61,7 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
     route({
       method: 'PUT',
       path: '/kv/{ns}/{key+}',
+      documentBody: true,
       summary: 'Create or replace a document',
       description:
         'With If-Match the write happens only when the stored etag matches; If-Match on a missing key is 409 `etag_mismatch`.',
@@ -78,6 +79,7 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
     route({
       method: 'PATCH',
       path: '/kv/{ns}/{key+}',
+      documentBody: true,
       summary: 'Merge-patch an existing document (RFC 7396)',
       capability: 'kv',
       extraCapabilities: sharedNeedsCap,

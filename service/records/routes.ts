@@ -56,6 +56,7 @@ export function recordRoutes(deps: { records: RecordsStore; reads: RecordReads; 
     route({
       method: 'POST',
       path: '/records/{collection}',
+      documentBody: true,
       summary: 'Create a record',
       capability: 'records',
       params: collectionParams,
@@ -82,6 +83,7 @@ export function recordRoutes(deps: { records: RecordsStore; reads: RecordReads; 
     route({
       method: 'PUT',
       path: '/records/{collection}/{id}',
+      documentBody: true,
       summary: 'Replace a record\'s document',
       description: 'The document replaces the stored one; `id` and `created_at` stay.',
       capability: 'records',
@@ -98,6 +100,7 @@ export function recordRoutes(deps: { records: RecordsStore; reads: RecordReads; 
     route({
       method: 'PATCH',
       path: '/records/{collection}/{id}',
+      documentBody: true,
       summary: 'Merge-patch a record (RFC 7396)',
       capability: 'records',
       params: recordParams,

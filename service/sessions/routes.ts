@@ -40,6 +40,7 @@ export function sessionRoutes(deps: { sessions: SessionsStore; cursors: CursorCo
     route({
       method: 'POST',
       path: '/sessions',
+      documentBody: true,
       summary: 'Create a session',
       capability: 'kv',
       body: sessionCreate,
@@ -64,6 +65,7 @@ export function sessionRoutes(deps: { sessions: SessionsStore; cursors: CursorCo
     route({
       method: 'PATCH',
       path: '/sessions/{id}',
+      documentBody: true,
       summary: 'Rename a session or merge-patch its state',
       description: 'Members of `state` merge into the stored state; a null member removes that key. `name` cannot be null.',
       capability: 'kv',

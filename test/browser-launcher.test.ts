@@ -114,7 +114,7 @@ describe('launcher UI', () => {
       const dialog = page.getByRole('dialog', { name: 'Uninstall Sketchpad?' });
       await dialog.waitFor();
       assert.match(await dialog.innerText(), /stays unless you also purge/);
-      assert.match(await dialog.innerText(), /gallery items, records, key-value documents, sessions, sequences and library files are deleted/);
+      assert.match(await dialog.innerText(), /gallery items, records, key-value documents \(shared ones stay\), sessions, sequences, library files, and its stage and data folders are deleted/);
       for (const scheme of SCHEMES) {
         await page.emulateMedia({ colorScheme: scheme });
         await saveScreenshot(page, 'launcher-uninstall-dialog', scheme);

@@ -127,7 +127,7 @@ function confirmUninstall(s: Studio): void {
       'label',
       { class: 'check' },
       purge,
-      ' Also purge its data: its gallery items, records, key-value documents, sessions, sequences, library files and its stage and data folders are deleted. Assets no other studio uses become reclaimable (Disk).',
+      ' Also purge its data: its gallery items, records, key-value documents (shared ones stay), sessions, sequences, library files, and its stage and data folders are deleted. Assets no other studio uses become reclaimable (Disk).',
     ),
   );
   const cancel = h('button', { type: 'button', autofocus: true }, 'Keep it');

@@ -128,6 +128,47 @@ describe('launcher UI', () => {
     }
   });
 
+  test('update from a folder: new capabilities are listed and need approval; approved, the new version is installed', async () => {
+    const v1 = fixture({ id: 'grower', name: 'Grower', version: '1.0.0', capabilities: ['kv'] });
+    const v2 = fixture({ id: 'grower', name: 'Grower', version: '2.0.0', capabilities: ['kv', 'gallery', 'assets'] });
+    const { page, errors, close } = await signedInPage('light', 800);
+    try {
+      await page.getByRole('textbox', { name: 'Install a studio from a folder' }).fill(v1);
+      await page.getByRole('button', { name: 'Install', exact: true }).click();
+      const row = page.locator('li.studio[data-studio="grower"]');
+      await row.and(page.locator('[data-state="installed"]')).waitFor({ timeout: 60_000 });
+      await row.getByRole('button', { name: 'Update…' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Update Grower' });
+      await dialog.waitFor();
+      const source = dialog.getByRole('textbox', { name: 'Update from the folder' });
+      assert.equal(await source.inputValue(), v1, 'the last source is offered');
+      await source.fill(v2);
+      await dialog.getByRole('button', { name: 'Update', exact: true }).click();
+      const asked = dialog.getByRole('group', { name: 'The new version asks for more' });
+      await asked.waitFor();
+      const text = await asked.innerText();
+      assert.match(text, /gallery: add to and read its gallery/);
+      assert.match(text, /assets: store files/);
+      assert.doesNotMatch(text, /kv/, 'only the added capabilities');
+      assert.equal((await svc.l.studio('grower'))?.version, '1.0.0', 'nothing happens before the approval');
+      for (const scheme of SCHEMES) {
+        await page.emulateMedia({ colorScheme: scheme });
+        await saveScreenshot(page, 'launcher-800-update-approval', scheme);
+      }
+      await page.emulateMedia({ colorScheme: 'light' });
+      await dialog.getByRole('button', { name: 'Approve and update' }).click();
+      await dialog.waitFor({ state: 'detached' });
+      await row.filter({ hasText: '2.0.0' }).waitFor({ timeout: 60_000 });
+      const studio = await svc.l.studio('grower');
+      assert.deepEqual([...(studio?.capabilities ?? [])].sort(), ['assets', 'gallery', 'kv']);
+      await page.locator('li.job[data-state="succeeded"]').filter({ hasText: 'update' }).first().waitFor();
+      // The one refusal is the service asking for the approval.
+      assert.deepEqual(errors, ['409 /api/v1/launcher/studios/grower:update']);
+    } finally {
+      await close();
+    }
+  });
+
   test('a slow install shows a progress bar; Cancel says Cancelling… at once and the row ends cancelled', async () => {
     const src = fixture({ id: 'slowpoke', name: 'Slowpoke', install: [{ name: 'wait', run: 'node tool.js sleep 30000' }] });
     const { page, errors, close } = await signedInPage('light', 800);

@@ -1,6 +1,7 @@
 import { ApiFailure, call, query, type Page } from '../lib/api';
 import { announce, h, renderKeyed, replace } from '../lib/dom';
 import { duration } from '../lib/format';
+import { confirmUpdate } from './update';
 
 /**
  * The launcher UI (issue 18): studios (install, start, stop, open, uninstall)
@@ -17,6 +18,8 @@ interface Studio {
   port: number | null;
   origin: string;
   capabilities: string[];
+  linked: boolean;
+  source: string;
 }
 
 interface Job {
@@ -86,6 +89,8 @@ function studioRow(s: Studio): HTMLLIElement {
     : h('span', { class: 'button primary', 'aria-disabled': 'true' }, 'Open');
   const remove = h('button', { type: 'button', class: 'danger', disabled: busy, 'data-focus': 'uninstall' }, 'Uninstall…');
   remove.addEventListener('click', () => confirmUninstall(s));
+  const update = h('button', { type: 'button', disabled: busy, 'data-focus': 'update' }, 'Update…');
+  update.addEventListener('click', () => confirmUpdate(s, showProblem));
   return h(
     'li',
     { class: 'studio', 'data-studio': s.id, 'data-state': s.state, tabindex: -1 },
@@ -103,7 +108,7 @@ function studioRow(s: Studio): HTMLLIElement {
       s.port ? h('span', { class: 'muted' }, `port ${s.port}`) : null,
       h('code', { class: 'muted' }, s.id),
     ),
-    h('div', { class: 'actions' }, open, start, stop, remove),
+    h('div', { class: 'actions' }, open, start, stop, update, remove),
   );
 }
 

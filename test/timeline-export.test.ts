@@ -610,3 +610,110 @@ describe('while an export runs', () => {
     assert.ok(sound.max < -80, `a sequence without sound exports silence: ${JSON.stringify(sound)}`);
   });
 });
+
+describe('progress: the picture written, on the output’s timeline, rising steadily to the end', () => {
+  // Half-minute clips, tiny and copyable: a copy export of minutes takes seconds, and ffmpeg
+  // reports progress every half second, so there are many reports to look at.
+  const SMALL = { fps: 25, width: 160, height: 90 };
+  const ids: Record<string, string> = {};
+
+  before(async () => {
+    const file = join(dir, 'half-minute.mp4');
+    ffmpeg([
+      ...['-f', 'lavfi', '-i', 'testsrc=size=160x90:rate=25:duration=30', '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=48000:duration=30.2'],
+      ...['-map', '0:v', '-map', '1:a', '-c:a', 'aac', '-b:a', '32k', ...X264, '-crf', '35', file],
+    ]);
+    const res = await upload(svc.port, env.tokens.alpha!, readFileSync(file), 'kind=video&filename=half-minute.mp4');
+    assert.equal(res.status, 201, res.body.toString());
+    const clips = (n: number) => Array.from({ length: n }, () => ({ asset_id: res.json.id }));
+    ids.copy = (await createSequence(env.tokens.alpha!, { name: 'two minutes', target: SMALL, clips: clips(4) })).id;
+    ids.conform = (await createSequence(env.tokens.alpha!, { name: 'one minute', target: SMALL, clips: clips(2) })).id;
+  });
+
+  /**
+   * Runs an export with ffmpeg's `-progress` output copied aside (the wrapper's `tee` mode);
+   * returns the finished job, every state of it its events carried in order, and the frame
+   * count of each of ffmpeg's progress reports in order (the last is `progress=end`'s).
+   */
+  async function recordExport(seq: string, body: Record<string, unknown>) {
+    writeFileSync(wrapper.progress, '');
+    writeFileSync(wrapper.mode, 'tee');
+    const events = await openSse(svc.port, '/events', env.tokens.alpha);
+    try {
+      const job = await succeeded((await startExport(seq, body)).id);
+      await events.waitFor((m) => m.event === 'job' && JSON.parse(m.data).id === job.id && JSON.parse(m.data).state === 'succeeded');
+      const seen = events.events
+        .filter((m) => m.event === 'job')
+        .map((m) => JSON.parse(m.data))
+        .filter((j) => j.id === job.id);
+      // ffmpeg's frame count at each of its reports, in order (the last one is `progress=end`'s).
+      const reports: number[] = [];
+      let frames = 0;
+      let ended = false;
+      for (const line of readFileSync(wrapper.progress, 'utf8').split('\n')) {
+        const m = /^frame=(\d+)$/.exec(line);
+        if (m) frames = Number(m[1]);
+        if (line === 'progress=continue' || line === 'progress=end') reports.push(frames);
+        if (line === 'progress=end') ended = true;
+      }
+      assert.ok(ended, 'ffmpeg ended its progress output');
+      return { job, seen, reports };
+    } finally {
+      events.close();
+      writeFileSync(wrapper.mode, 'normal');
+    }
+  }
+
+  /**
+   * The rule (docs/api.md §Export, Progress): progress_num is the picture ffmpeg has handed to
+   * the output, in milliseconds from the output's start, of progress_den, the sequence's
+   * length; it never falls and ends at progress_den.
+   */
+  async function checkProgress(name: string, r: Awaited<ReturnType<typeof recordExport>>, seconds: number) {
+    const den = seconds * 1000;
+    const trail = r.seen.map((j) => `${j.progress_num}/${j.progress_den}`).join(' ');
+    assert.equal(r.job.progress_den, den);
+    assert.equal(r.job.progress_num, den, 'the success holds progress_num = progress_den');
+    let last = 0;
+    for (const j of r.seen) {
+      if (j.progress_den !== 0) assert.equal(j.progress_den, den, trail);
+      assert.ok(j.progress_num >= last, `it never falls: ${trail}`);
+      assert.ok(j.progress_num <= den, `never above den: ${trail}`);
+      last = j.progress_num;
+    }
+    assert.equal(last, den, `the last report is 100 %: ${trail}`);
+
+    // The output's timeline: it starts at 0 and lasts the sequence; ffmpeg's final frame count is its picture.
+    const out = await output(r.job, `progress-${name}`);
+    assert.equal(Number(out.probe.format.start_time), 0);
+    assert.ok(Math.abs(Number(out.probe.format.duration) * 1000 - den) <= 40, `the file lasts ${out.probe.format.duration} s`);
+    assert.equal(r.reports[r.reports.length - 1], seconds * SMALL.fps, 'ffmpeg handed every frame of the picture to the output');
+
+    // The job shows each position ffmpeg reports, as it reports it: the frames it has handed to
+    // the output at 40 ms a frame, never its out_time (under -copyts that counts from wherever the
+    // output was when ffmpeg first reported, not from the output's start).
+    const values = r.seen.map((j) => j.progress_num);
+    const reports = r.reports.join(' ');
+    assert.ok(r.reports.length >= 4, `ffmpeg reported progress ${r.reports.length} times: ${reports}`);
+    const changes = (xs: number[]) => xs.filter((x, i) => i === 0 || x !== xs[i - 1]);
+    assert.deepEqual(
+      changes(values),
+      changes([0, ...r.reports.map((frames) => Math.min(frames * 40, den)), den]),
+      `the job's progress (${trail}) is ffmpeg's frame count (${reports}) at 40 ms a frame`,
+    );
+    // Steady: several values in between, one of them in the middle part.
+    const between = [...new Set(values.filter((v) => v > 0 && v < den))];
+    assert.ok(between.length >= 3, `intermediate values: ${trail}`);
+    assert.ok(between.some((v) => v >= 0.3 * den && v <= 0.7 * den), `a value between 30 % and 70 %: ${trail}`);
+  }
+
+  test('copy (concat demuxer, stream copy, -copyts): two minutes', async () => {
+    const r = await recordExport(ids.copy!, { preset: 'copy' });
+    await checkProgress('copy', r, 120);
+  });
+
+  test('conform (encoded): one minute', async () => {
+    const r = await recordExport(ids.conform!, { preset: 'h264' });
+    await checkProgress('conform', r, 60);
+  });
+});

@@ -13,7 +13,7 @@ import { requireCopyable, type Probes } from './probes';
 import { AAC_SAMPLE_RATES, planRender, type RenderPlan } from './render';
 import type { ExportRequest } from './schema';
 import { docOf, type TimelineRow, type TimelineStore } from './store';
-import { isProgressLine, outputProblems, progressMs } from './verify';
+import { isProgressLine, outputProblems, progressAfter } from './verify';
 
 /**
  * Export (interface §Timeline rules 6 and 8, §Export job; decisions §9): a
@@ -123,7 +123,9 @@ export function createExporter(deps: ExporterDeps) {
       const ffmpeg = requireTool('ffmpeg');
       ctx.log([`${ffmpeg} ${render.args.map(shellWord).join(' ')}`, `filter graph (${files.graphFile}):`]);
       ctx.log(render.files.find((f) => f.path === files.graphFile)!.text.trimEnd().split('\n'));
-      ctx.progress(0, render.durationMs);
+      // Milliseconds of the output's picture written (verify.ts progressAfter): only ever rises.
+      let shown = 0;
+      ctx.progress(shown, render.durationMs);
       let lastError = '';
       const result = await runTool('ffmpeg', render.args, {
         signal: ctx.signal,
@@ -132,9 +134,15 @@ export function createExporter(deps: ExporterDeps) {
         groups: ctx.groups,
         maxStdoutBytes: PROGRESS_BYTES,
         onStdoutLine(line) {
-          const ms = progressMs(line, render.durationMs);
-          if (ms !== null) ctx.progress(ms, render.durationMs);
-          else if (line !== '' && !isProgressLine(line)) ctx.log([line]);
+          if (isProgressLine(line)) {
+            const next = progressAfter(shown, line, render.durationMs, render.expect.fps);
+            if (next !== shown) {
+              shown = next;
+              ctx.progress(shown, render.durationMs);
+            }
+          } else if (line !== '') {
+            ctx.log([line]);
+          }
         },
         onStderrLine(line) {
           if (line.trim() === '') return;

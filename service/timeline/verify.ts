@@ -1,6 +1,6 @@
 import type { MediaProbe } from '../media/types';
 import type { ExpectedOutput } from './render';
-import { parseRate, rateLabel, sameRate } from './snap';
+import { parseRate, rateLabel, sameRate, type Rate } from './snap';
 
 /**
  * What an export's ffmpeg run tells, and whether its file is what was asked
@@ -9,18 +9,28 @@ import { parseRate, rateLabel, sameRate } from './snap';
  */
 
 /**
- * One line of ffmpeg's `-progress` output → milliseconds rendered, or null
- * for lines that carry none. `out_time_us` is the position in the output
- * (ffmpeg also writes `out_time_ms`, which despite its name is microseconds
- * too); `progress=end` is the last line of a finished run.
+ * An export's progress after one line of ffmpeg's `-progress` output, in
+ * milliseconds of the output's timeline (its picture starts at 0), from the
+ * progress shown so far: never less, never more than `totalMs`.
+ *
+ * The position is the picture ffmpeg has handed to the output: its `frame=N`
+ * count (one video stream, at the target's rate on both paths: encoded with
+ * `-r`, or copied from sources at that rate) times the frame's length, rounded
+ * down. ffmpeg's `out_time_us` is not read: under `-copyts` (the copy path)
+ * ffmpeg counts it from wherever the output was when it first reported (its
+ * first time above zero), not from the output's start, so a fast copy's
+ * out_time ends seconds short of the total. `progress=end` (the last line of a
+ * finished run) is the total.
  */
-export function progressMs(line: string, totalMs: number): number | null {
-  if (line === 'progress=end') return totalMs;
-  const m = /^out_time_us=(-?\d+)$/.exec(line);
-  if (!m) return null;
-  const ms = Math.floor(Number(m[1]) / 1000);
-  if (!Number.isFinite(ms) || ms < 0) return 0;
-  return Math.min(ms, totalMs);
+export function progressAfter(shown: number, line: string, totalMs: number, fps: Rate): number {
+  const total = Math.max(0, totalMs);
+  const floor = Math.min(Math.max(0, shown), total);
+  if (line === 'progress=end') return total;
+  const m = /^frame=(\d{1,15})$/.exec(line);
+  if (!m || fps.num <= 0n) return floor;
+  // frames × den / num seconds, in whole milliseconds rounded down (exact, whatever the rate).
+  const ms = (BigInt(m[1]!) * fps.den * 1000n) / fps.num;
+  return ms >= BigInt(total) ? total : Math.max(floor, Number(ms));
 }
 
 /** Whether a line is part of ffmpeg's `-progress` blocks, `key=value` (kept out of the job's log; `speed= 27x` has a space). */

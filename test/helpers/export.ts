@@ -115,7 +115,7 @@ export interface ProbeStream {
 
 export interface Probe {
   streams: ProbeStream[];
-  format: { format_name: string; duration?: string };
+  format: { format_name: string; duration?: string; start_time?: string };
 }
 
 /** `ffprobe -show_format -show_streams` as JSON. */
@@ -272,13 +272,17 @@ const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
  * - `mode` holds `fail`: writes a line to stderr and exits 1;
  * - `mode` holds `slow`: the real one reading its first input at its own
  *   rate (`-re`), so an export takes about as long as its sequence;
+ * - `mode` holds `tee`: the real one, its stdout (the `-progress` blocks the
+ *   service reads) also appended to `progress` as it comes (through a FIFO and
+ *   tee(1), so ffmpeg is still exec'd and its exit code is the wrapper's);
  * - otherwise: the real ffmpeg (exec, so the pid noted is ffmpeg's).
  */
-export function ffmpegWrapper(dir: string): { path: string; gate: string; mode: string; pids(): number[] } {
+export function ffmpegWrapper(dir: string): { path: string; gate: string; mode: string; progress: string; pids(): number[] } {
   const real = tool('ffmpeg');
   const path = join(dir, 'ffmpeg-wrapper');
   const gate = join(dir, 'gate');
   const mode = join(dir, 'mode');
+  const progress = join(dir, 'ffmpeg-progress');
   const pidFile = join(dir, 'ffmpeg-pids');
   writeFileSync(
     path,
@@ -289,6 +293,7 @@ export function ffmpegWrapper(dir: string): { path: string; gate: string; mode: 
       `m=$(cat ${quote(mode)} 2>/dev/null)`,
       `if [ "$m" = fail ]; then echo 'backlot test: this ffmpeg refuses to run' >&2; exit 1; fi`,
       `if [ "$m" = slow ]; then exec ${quote(real)} -re "$@"; fi`,
+      `if [ "$m" = tee ]; then f=${quote(join(dir, 'stdout-'))}$$; rm -f "$f"; mkfifo "$f"; tee -a ${quote(progress)} < "$f" & exec ${quote(real)} "$@" > "$f"; fi`,
       `exec ${quote(real)} "$@"`,
       '',
     ].join('\n'),
@@ -298,6 +303,7 @@ export function ffmpegWrapper(dir: string): { path: string; gate: string; mode: 
     path,
     gate,
     mode,
+    progress,
     pids: () => (existsSync(pidFile) ? readFileSync(pidFile, 'utf8').trim().split('\n').filter(Boolean).map(Number) : []),
   };
 }

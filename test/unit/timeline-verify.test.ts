@@ -2,44 +2,85 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { AudioStreamInfo, MediaProbe, VideoStreamInfo } from '../../service/media/types';
 import type { ExpectedOutput } from '../../service/timeline/render';
-import { isProgressLine, outputProblems, progressMs } from '../../service/timeline/verify';
+import { isProgressLine, outputProblems, progressAfter } from '../../service/timeline/verify';
 
 /**
  * What an export's ffmpeg run tells (service/timeline/verify.ts): progress
- * from `-progress` lines, which stdout lines stay out of the log, and whether
+ * on the output's timeline from `-progress` lines, which stdout lines stay out of the log, and whether
  * the probed output is what the plan asked for.
  */
 
-describe('progressMs', () => {
+describe('progressAfter', () => {
   const TOTAL = 4000;
-  const rows: { line: string; ms: number | null; why: string }[] = [
-    { line: 'out_time_us=1500000', ms: 1500, why: 'microseconds → milliseconds' },
-    { line: 'out_time_us=0', ms: 0, why: 'the start' },
-    { line: 'out_time_us=1999', ms: 1, why: 'rounded down' },
-    { line: 'out_time_us=3999999', ms: 3999, why: 'never the total before the end' },
-    { line: 'out_time_us=-23220', ms: 0, why: 'negative (sound priming) → 0' },
-    { line: 'out_time_us=9000000', ms: TOTAL, why: 'beyond the total → the total' },
-    { line: 'out_time_us=99999999999999999999', ms: TOTAL, why: 'huge → the total' },
+  const FPS25 = { num: 25n, den: 1n };
+  const NTSC = { num: 30000n, den: 1001n };
+  const rows: { shown?: number; line: string; ms: number; why: string }[] = [
+    { line: 'frame=0', ms: 0, why: 'nothing written yet' },
+    { line: 'frame=1', ms: 40, why: 'one frame at 25 fps is 40 ms' },
+    { line: 'frame=37', ms: 1480, why: 'frames × 40 ms' },
+    { line: 'frame=99', ms: 3960, why: 'never the total before the end' },
+    { line: 'frame=100', ms: TOTAL, why: 'the whole picture is the total' },
+    { line: 'frame=250', ms: TOTAL, why: 'beyond the total → the total' },
+    { line: 'frame=999999999999999', ms: TOTAL, why: 'huge → the total' },
     { line: 'progress=end', ms: TOTAL, why: 'the last line of a finished run' },
-    { line: 'out_time_ms=1500000', ms: null, why: 'out_time_ms is not used (microseconds despite its name)' },
-    { line: 'out_time_ms=1500', ms: null, why: 'not even when it would read as milliseconds' },
-    { line: 'out_time=00:00:01.500000', ms: null, why: 'the clock form is not read' },
-    { line: 'out_time_us=N/A', ms: null, why: 'no time yet' },
-    { line: 'progress=continue', ms: null, why: 'a block ends, no time' },
-    { line: 'frame=37', ms: null, why: 'other keys' },
-    { line: 'speed=   0x', ms: null, why: 'other keys' },
-    { line: 'bitrate= 123.8kbits/s', ms: null, why: 'other keys' },
-    { line: '', ms: null, why: 'empty' },
-    { line: 'out_time_us=1500000 ', ms: null, why: 'not the whole line' },
-    { line: 'xout_time_us=1500000', ms: null, why: 'another key' },
-    { line: '[mp4 @ 0x55d0] out_time_us=1500000', ms: null, why: 'a message that mentions it' },
+    { shown: 2000, line: 'frame=10', ms: 2000, why: 'a lower count never takes the bar back' },
+    { shown: 2000, line: 'progress=continue', ms: 2000, why: 'a block ends: what was shown stays' },
+    { shown: 1000, line: 'out_time_us=3500000', ms: 1000, why: 'out_time is not read (under -copyts it is not on the output’s timeline)' },
+    { line: 'out_time_ms=1500000', ms: 0, why: 'nor out_time_ms' },
+    { line: 'out_time=00:00:01.500000', ms: 0, why: 'nor the clock form' },
+    { line: 'frame=N/A', ms: 0, why: 'no count' },
+    { line: 'frame=-3', ms: 0, why: 'not a count' },
+    { line: 'frame=1e3', ms: 0, why: 'not a count' },
+    { line: 'frame=9999999999999999', ms: 0, why: 'more digits than any run writes: ignored' },
+    { line: 'frame=37 ', ms: 0, why: 'not the whole line' },
+    { line: 'xframe=37', ms: 0, why: 'another key' },
+    { line: 'fps=37.00', ms: 0, why: 'another key' },
+    { line: '', ms: 0, why: 'empty' },
+    { shown: -5, line: 'speed=   0x', ms: 0, why: 'a negative shown value is 0' },
+    { shown: 9000, line: 'frame=1', ms: TOTAL, why: 'a shown value above the total is the total' },
   ];
   for (const row of rows) {
-    test(`${JSON.stringify(row.line)} → ${row.ms} (${row.why})`, () => assert.equal(progressMs(row.line, TOTAL), row.ms));
+    test(`${row.shown ?? 0} then ${JSON.stringify(row.line)} → ${row.ms} (${row.why})`, () =>
+      assert.equal(progressAfter(row.shown ?? 0, row.line, TOTAL, FPS25), row.ms));
   }
-  test('a total of 0: every time is 0', () => {
-    assert.equal(progressMs('out_time_us=5000000', 0), 0);
-    assert.equal(progressMs('progress=end', 0), 0);
+
+  test('rates that are not whole: 29.97 fps is exact and rounded down', () => {
+    // 30000 frames at 30000/1001 fps last exactly 1001 s; 1 frame is 33.366… ms.
+    assert.equal(progressAfter(0, 'frame=30000', 2_000_000, NTSC), 1_001_000);
+    assert.equal(progressAfter(0, 'frame=1', 2_000_000, NTSC), 33);
+    assert.equal(progressAfter(0, 'frame=3', 2_000_000, NTSC), 100);
+  });
+
+  test('a total of 0: everything is 0', () => {
+    assert.equal(progressAfter(0, 'frame=50', 0, FPS25), 0);
+    assert.equal(progressAfter(0, 'progress=end', 0, FPS25), 0);
+  });
+
+  test('a copy run with -copyts (ffmpeg 5.1, blocks of a real run, two minutes): the frames, not out_time', () => {
+    // Some of ffmpeg's blocks (their other keys left out) for a 120 s sequence of four 30 s clips at
+    // 25 fps. Its out_time counts from where the output was at its first report above 0 (about
+    // 2.2 s here), so it ends 2.1 s short; the frames are the picture written from the output's start.
+    const transcript = [
+      [0, 0, 'continue'],
+      [56, 34589, 'continue'],
+      [145, 3597255, 'continue'],
+      [254, 7949255, 'continue'],
+      [1476, 56823922, 'continue'],
+      [2953, 115917255, 'continue'],
+      [3000, 117879922, 'end'],
+    ] as const;
+    const total = 120_000;
+    let shown = 0;
+    const seen: number[] = [];
+    for (const [frames, us, state] of transcript) {
+      for (const line of [`frame=${frames}`, 'fps=0.00', 'stream_0_0_q=-1.0', `out_time_us=${us}`, `out_time_ms=${us}`, 'speed=3.57x', `progress=${state}`]) {
+        shown = progressAfter(shown, line, total, FPS25);
+      }
+      seen.push(shown);
+    }
+    assert.deepEqual(seen, [0, 2240, 5800, 10160, 59040, 118120, total]);
+    // Reading out_time the bar would have shown 47.4 % instead of 49.2 % here, and 96.6 % instead
+    // of 98.4 % just before the end.
   });
 });
 

@@ -94,8 +94,8 @@ const FINISHED = new Set(['succeeded', 'failed', 'cancelled']);
 const SNAP_PX = 8;
 /** Pointer movement that turns a press into a drag. */
 const DRAG_PX = 4;
-/** Video clips that get a poster frame (a <video> each); the rest show their kind. */
-const MAX_VIDEO_THUMBS = 40;
+/** Video clips that get a poster frame (grabbed once per asset and in point); the rest show their kind. */
+const MAX_VIDEO_THUMBS = 200;
 /** The widest the timeline may be drawn, in pixels (browsers stop laying out far beyond this). */
 const MAX_WIDTH_PX = 8_000_000;
 /** The track names' column at the left of the timeline (as in editor.css `--label`). */
@@ -141,8 +141,10 @@ const problem = h('div', { class: 'problem', role: 'alert', hidden: true });
 const waiting = h('p', { class: 'waiting' }, 'Waiting for a studio to open a sequence here. A studio shows one with POST /timeline/{id}:open while this page is connected.');
 const surface = h('main', { class: 'surface', hidden: true, 'aria-labelledby': 'seq-title' });
 
-function say(text: string): void {
+/** The visible status line (also read out); `notice` marks what the person must not miss (a refused or reloaded change). */
+function say(text: string, notice = false): void {
   statusLine.textContent = text;
+  statusLine.classList.toggle('notice', notice);
 }
 
 function showProblem(text: string | null, details: string[] = []): void {
@@ -275,10 +277,78 @@ function thumbFor(c: Clip, videoBudget: { left: number }): HTMLElement {
   if (kind === 'image') return h('img', { class: 'thumb', src: `/api/v1/launcher/assets/${c.asset_id}/thumb`, alt: '', loading: 'lazy', draggable: 'false' });
   if (kind === 'video' && videoBudget.left > 0) {
     videoBudget.left--;
-    // A poster frame at the clip's in point: the browser reads the file's index and that frame by byte ranges.
-    return h('video', { class: 'thumb', src: `/api/v1/launcher/assets/${c.asset_id}#t=${c.in.toFixed(3)}`, preload: 'metadata', muted: true, 'aria-hidden': 'true', tabindex: -1 });
+    const key = `${c.asset_id}@${c.in}`;
+    const img = h('img', { class: 'thumb', alt: '', draggable: 'false', 'data-poster': key });
+    const ready = posters.get(key);
+    if (typeof ready === 'string') img.src = ready;
+    else if (ready === undefined) requestPoster(c.asset_id, c.in, key);
+    return img;
   }
   return h('span', { class: `thumb thumb-${kind}`, 'aria-hidden': 'true' }, kind === 'audio' ? '♪' : kind === 'video' ? '▶' : '·');
+}
+
+/**
+ * Poster frames of video clips: one frame at the clip's in point, grabbed by a
+ * hidden <video> (byte ranges: only the index and that frame are read), drawn
+ * to a small canvas and kept as a blob: URL per asset and in point, one at a
+ * time, so a redraw never loads a video again.
+ */
+const posters = new Map<string, string | 'pending' | 'failed'>();
+const posterQueue: { id: string; at: number; key: string }[] = [];
+let posterBusy = false;
+
+function requestPoster(id: string, at: number, key: string): void {
+  posters.set(key, 'pending');
+  posterQueue.push({ id, at, key });
+  void nextPoster();
+}
+
+async function nextPoster(): Promise<void> {
+  if (posterBusy) return;
+  const job = posterQueue.shift();
+  if (!job) return;
+  posterBusy = true;
+  try {
+    const url = await grabFrame(job.id, job.at);
+    posters.set(job.key, url);
+    for (const img of lanes.querySelectorAll<HTMLImageElement>('img[data-poster]')) if (img.dataset.poster === job.key) img.src = url;
+  } catch {
+    posters.set(job.key, 'failed');
+  } finally {
+    posterBusy = false;
+    void nextPoster();
+  }
+}
+
+function grabFrame(id: string, at: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const v = document.createElement('video');
+    v.muted = true;
+    v.preload = 'auto';
+    const done = (err?: unknown) => {
+      clearTimeout(timer);
+      v.removeAttribute('src');
+      v.load();
+      if (err) reject(err);
+    };
+    const timer = setTimeout(() => done(new Error('poster timed out')), 15_000);
+    v.addEventListener('error', () => done(new Error('poster failed')), { once: true });
+    v.addEventListener('loadedmetadata', () => {
+      v.currentTime = Math.min(at + 0.001, Math.max(0, v.duration - 0.05));
+    }, { once: true });
+    v.addEventListener('seeked', () => {
+      const canvas = document.createElement('canvas');
+      canvas.height = 80;
+      canvas.width = Math.max(1, Math.round((80 * (v.videoWidth || 16)) / (v.videoHeight || 9)));
+      canvas.getContext('2d')!.drawImage(v, 0, 0, canvas.width, canvas.height);
+      canvas.toBlob((blob) => {
+        if (!blob) return done(new Error('no poster'));
+        resolve(URL.createObjectURL(blob));
+        done();
+      }, 'image/webp');
+    }, { once: true });
+    v.src = `/api/v1/launcher/assets/${id}`;
+  });
 }
 
 function place(el: HTMLElement, startFrame: number, lengthFrames: number): void {
@@ -503,7 +573,7 @@ async function save(tracks: Record<string, Clip[]>, what: string): Promise<boole
       await reload(`This sequence was changed elsewhere while you edited, so your change (${what}) was not saved.`);
     } else {
       drawTimeline();
-      say(`Not saved: ${what}.`);
+      say(`Not saved: ${what}.`, true);
       showProblem(failureText(err), clipReasons(err));
     }
     return false;
@@ -606,10 +676,10 @@ async function reload(why: string): Promise<void> {
   try {
     const fresh = await call<Timeline>(base());
     adopt(fresh, fresh.revision);
-    say(`${why} Reloaded revision ${fresh.revision}.`);
+    say(`${why} Reloaded revision ${fresh.revision}.`, true);
     void refreshAfterWrite();
   } catch (err) {
-    say(why);
+    say(why, true);
     showProblem(`Could not reload the sequence: ${failureText(err)}`);
   }
 }
@@ -974,7 +1044,7 @@ function drawPlan(plan: Plan): void {
     h(
       'tr',
       {},
-      h('td', {}, `${c.track} ${c.index + 1}`),
+      h('td', {}, `${c.track} #${c.index + 1}`),
       h('td', {}, clipName({ asset_id: c.asset_id, start: 0, in: 0, duration: 0 })),
       h('td', {}, h('span', { class: `path path-${c.path}` }, c.path)),
       h('td', { class: 'reason' }, c.reason ?? 'Can be copied as it is.'),

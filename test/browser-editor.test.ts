@@ -328,6 +328,19 @@ describe('editor surface', { timeout: 240_000 }, () => {
     assert.deepEqual(errors, []);
   });
 
+  test('signed out: the editor page says how to sign in and shows no sequence', async () => {
+    const fresh = await newContext(browser, 'light');
+    try {
+      const other = await fresh.newPage();
+      await other.goto(`${svc.svc.origin}/editor/`);
+      await other.getByRole('status').filter({ hasText: 'sign in to the launcher first' }).waitFor({ timeout: 30_000 });
+      assert.equal(await other.locator('.surface').isHidden(), true);
+      assert.doesNotMatch(await other.locator('body').innerText(), /Harbour/);
+    } finally {
+      await fresh.close();
+    }
+  });
+
   test('a studio\'s page cannot bring up the editor: a navigation from its origin is refused, cookie or not', async () => {
     const other = await context.newPage();
     try {

@@ -942,7 +942,12 @@ video.addEventListener('ended', () => video.pause());
 async function loadAssets(): Promise<void> {
   if (!tl) return;
   const ids = [...new Set(Object.values(tl.tracks).flat().map((c) => c.asset_id))].slice(0, 200);
-  await Promise.all(ids.map((id) => loadAsset(id)));
+  // Four at a time: the browser's few connections to this origin stay free for edits.
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) await loadAsset(ids[next++]!);
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
 }
 
 function loadAsset(id: string): Promise<void> {

@@ -448,8 +448,7 @@ function setPlayhead(f: number, reveal = true): void {
 function drawHead(): void {
   if (!tl) return;
   title.textContent = tl.name;
-  const fpsText = Number.isInteger(tl.target.fps) ? String(tl.target.fps) : String(tl.target.fps);
-  meta.textContent = `${tl.studio_id} · revision ${tl.revision} · ${tc(totalFrames())} · ${tl.target.width}×${tl.target.height} at ${fpsText} fps`;
+  meta.textContent = `${tl.studio_id} · revision ${tl.revision} · ${tc(totalFrames())} · ${tl.target.width}×${tl.target.height} at ${tl.target.fps} fps`;
 }
 
 // ---- selection and the inspector ------------------------------------------

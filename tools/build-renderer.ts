@@ -1,4 +1,4 @@
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 /**
@@ -9,7 +9,9 @@ import { join, resolve } from 'node:path';
  * `node dist/tools/build-renderer.js`.
  *
  * The output is written to a temp folder and renamed into place, so a running
- * service never serves half a build.
+ * service never serves half a build. The subfolders tsc wrote there before
+ * (dist/renderer/<page>/*.js: the pure modules the unit tests import, such as
+ * renderer/editor/frames.ts) are carried over; only the bundles are served.
  */
 
 const ROOT = resolve(__dirname, '..', '..');
@@ -40,6 +42,11 @@ async function main(): Promise<void> {
     platform: 'browser',
     external: [],
   });
+  if (existsSync(OUT)) {
+    for (const entry of readdirSync(OUT, { withFileTypes: true })) {
+      if (entry.isDirectory()) cpSync(join(OUT, entry.name), join(tmp, entry.name), { recursive: true });
+    }
+  }
   rmSync(OUT, { recursive: true, force: true });
   renameSync(tmp, OUT);
 }

@@ -57,7 +57,9 @@ describe('fairness: one studio holds at most half of the pool', () => {
     assert.equal((await other.get('/gallery/items')).status, 200);
     assert.deepEqual(done, ['other']);
     await Promise.all(slow);
-    // One at a time: each slow read paused only once the previous one was done.
+    // One at a time: each slow read paused only once the previous one was done. The
+    // worker's stderr line travels on another pipe than the answer: wait for the third.
+    await until(() => paused(svc) >= 3, 'the third slow read to be logged');
     assert.equal(paused(svc), 3);
     assert.deepEqual(done.slice(1), ['hog 0', 'hog 1', 'hog 2']);
   });

@@ -8,7 +8,8 @@ import { createAssetsStore } from '../service/assets/store';
 import { completableWords, searchWords, studioWord } from '../service/gallery/search';
 import { newIdAfter } from '../service/core/ids';
 import { decodeTime } from 'ulid';
-import { makePng, upload } from './helpers/assets';
+import sharp from 'sharp';
+import { upload } from './helpers/assets';
 import { launchChromium, newContext, runtimeToken, saveScreenshot, SCHEMES, watchPageErrors, type Scheme } from './helpers/browser';
 import { client } from './helpers/http';
 import { SKETCHPAD, startLauncher, type LauncherService } from './helpers/launcher';
@@ -26,6 +27,23 @@ import { SKETCHPAD, startLauncher, type LauncherService } from './helpers/launch
  */
 
 const BULK = 100_000;
+
+/** A small PNG: a diagonal gradient from a colour of `hue` (0..359) to a lighter one. */
+function gradientPng(width: number, height: number, hue: number): Promise<Buffer> {
+  const px = Buffer.alloc(width * height * 3);
+  const channel = (h: number, light: number) => {
+    const k = (n: number) => (n + h / 30) % 12;
+    const a = 0.6 * Math.min(light, 1 - light);
+    return (n: number) => Math.round(255 * (light - a * Math.max(-1, Math.min(k(n) - 3, 9 - k(n), 1))));
+  };
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const f = channel(hue, 0.35 + 0.4 * ((x / width + y / height) / 2));
+      px.set([f(0), f(8), f(4)], (y * width + x) * 3);
+    }
+  }
+  return sharp(px, { raw: { width, height, channels: 3 } }).png().toBuffer();
+}
 /** "a few hundred tiles" at most, whatever the list holds. */
 const MAX_TILES = 300;
 
@@ -92,7 +110,7 @@ describe('launcher gallery panel', { timeout: 300_000 }, () => {
     const bulkToken = svc.svc.studio('bulk', ['assets', 'gallery']);
     const assets: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const r = await upload(svc.svc.port, bulkToken, await makePng(64, 48, 1000 + i * 37), 'kind=image', 'image/png');
+      const r = await upload(svc.svc.port, bulkToken, await gradientPng(64, 48, i * 60), 'kind=image', 'image/png');
       assert.equal(r.status, 201, r.body.toString());
       assets.push(r.json.id);
     }
@@ -150,7 +168,7 @@ describe('launcher gallery panel', { timeout: 300_000 }, () => {
     );
   }
   async function createAs(token: string, body: Record<string, unknown>, seed: number): Promise<any> {
-    const asset = await upload(svc.svc.port, token, await makePng(80, 60, seed), 'kind=image', 'image/png');
+    const asset = await upload(svc.svc.port, token, await gradientPng(80, 60, (seed * 47) % 360), 'kind=image', 'image/png');
     assert.equal(asset.status, 201, asset.body.toString());
     const r = await client(svc.svc.port, token).post('/gallery/items', { asset_id: asset.json.id, ...body });
     assert.equal(r.status, 201, r.text);

@@ -138,8 +138,7 @@ export function galleryPanel(): GalleryPanel {
     h('label', { class: 'g-field g-search' }, h('span', {}, 'Search'), qField),
     h('label', { class: 'g-field' }, h('span', {}, 'Tag'), tagField),
     h('label', { class: 'g-field' }, h('span', {}, 'Studio'), studioField),
-    h('label', { class: 'check g-starred' }, starredField, ' Starred only'),
-    clearButton,
+    h('div', { class: 'g-filter-actions' }, h('label', { class: 'check g-starred' }, starredField, ' Starred only'), clearButton),
     tagList,
   );
   const element = h(

@@ -236,10 +236,15 @@ export function galleryPanel(): GalleryPanel {
       const fresh = page.items.slice(0, at);
       for (const item of page.items) remember(item);
       if (fresh.length === 0) return render();
+      // The same item keeps the tab stop (and focus), and stays where it was on the screen.
+      const hadFocus = grid.contains(document.activeElement);
+      const rowBefore = Math.floor(active / cols);
       order = [...fresh.map((i) => i.id), ...order];
       active += fresh.length;
+      if (scroller.scrollTop > 0) scroller.scrollTop += (Math.floor(active / cols) - rowBefore) * rowH;
       clearRows();
       render();
+      if (hadFocus) tileAt(active)?.focus({ preventScroll: true });
       announce(`${fresh.length} new ${fresh.length === 1 ? 'item' : 'items'} in the gallery`);
     } catch (err) {
       if ((err as Error).name !== 'AbortError' && gen === generation) {
@@ -287,7 +292,7 @@ export function galleryPanel(): GalleryPanel {
 
   function countText(): string {
     const n = order.length.toLocaleString();
-    if (failure) return `${n} items loaded; the next page failed`;
+    if (failure) return order.length === 0 ? 'Not loaded' : `${n} items loaded; the next page failed`;
     if (done) return order.length === 1 ? '1 item' : `${n} items`;
     return order.length === 0 ? 'Loading…' : `${n} items loaded, more as you scroll`;
   }
@@ -516,10 +521,7 @@ export function galleryPanel(): GalleryPanel {
       render();
     });
   });
-  new ResizeObserver(() => {
-    if (measure()) clearRows();
-    render();
-  }).observe(scroller);
+  new ResizeObserver(() => render()).observe(scroller);
   new IntersectionObserver((entries) => {
     if (entries.some((e) => e.isIntersecting)) void loadMore();
   }, { root: scroller }).observe(sentinel);
@@ -554,11 +556,14 @@ export function galleryPanel(): GalleryPanel {
     if (!dialog.open) dialog.showModal();
   }
 
+  /** Where focus goes when the details close instead of the tile (a tag that filters the grid: its field). */
+  let returnFocus: HTMLElement | null = null;
   dialog.addEventListener('close', () => {
     dialog.replaceChildren();
     // Focus goes back to the tile the details were opened from (always rendered: it is the tab stop).
     render();
-    tileAt(active)?.focus({ preventScroll: true });
+    (returnFocus ?? tileAt(active))?.focus({ preventScroll: true });
+    returnFocus = null;
   });
   dialog.addEventListener('click', (event) => {
     if (event.target === dialog) dialog.close(); // a click on the backdrop
@@ -575,6 +580,7 @@ export function galleryPanel(): GalleryPanel {
       const b = h('button', { type: 'button', class: 'g-tag', 'aria-label': `Show items tagged ${tag}` }, tag);
       b.addEventListener('click', () => {
         tagField.value = tag;
+        returnFocus = tagField;
         dialog.close();
         reload();
       });

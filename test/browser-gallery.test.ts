@@ -205,10 +205,16 @@ describe('launcher gallery panel', { timeout: 300_000 }, () => {
         const { page, errors, close } = await signedIn(scheme, width);
         try {
           const search = page.getByRole('searchbox', { name: 'Search' });
+          const asked: string[] = [];
+          page.on('request', (r) => {
+            const url = new URL(r.url());
+            if (url.pathname === '/api/v1/launcher/gallery/items' && url.searchParams.has('q')) asked.push(url.searchParams.get('q')!);
+          });
           // Typed as a person types: each keystroke restarts the wait; the answer is for the whole word.
           await search.pressSequentially(word.slice(0, 4), { delay: 40 });
           await search.pressSequentially(word.slice(4), { delay: 40 });
           await waitForTiles(page, [child.id, parent.id]);
+          assert.ok(asked.length >= 1 && asked.length <= 3 && asked[asked.length - 1] === word, `one search per pause in typing, not per key: ${JSON.stringify(asked)}`);
           await allThumbsLoaded(page, '#gallery .g-grid');
           assert.match((await page.locator('#gallery .g-count').textContent()) ?? '', /^2 items$/);
           await saveScreenshot(page, `gallery-search-${width}`, scheme);
@@ -394,6 +400,7 @@ describe('launcher gallery panel', { timeout: 300_000 }, () => {
       assert.ok(shown.length > 0);
       for (const [index, id] of shown) assert.equal(id, want[index], `tile ${index}`);
       assert.equal(new Set(shown.map(([, id]) => id)).size, shown.length, 'no item twice');
+      assert.deepEqual(shown.map(([i]) => i), shown.map(([i]) => i).sort((x, y) => x - y), 'tiles in the DOM in list order');
       // The deep rows, and the tab stop's row (the last item End reached), nothing in between.
       const tabStop = Number(await page.locator('#gallery .g-tile[tabindex="0"]').getAttribute('data-index'));
       const others = shown.map(([i]) => i).filter((i) => Math.floor(i / cols) !== Math.floor(tabStop / cols));
@@ -403,6 +410,9 @@ describe('launcher gallery panel', { timeout: 300_000 }, () => {
       await page.locator('#gallery .g-tile').first().focus();
       await page.keyboard.press('Home');
       assert.deepEqual(await focused(page), { index: 0, id: want[0] });
+      await page.keyboard.press('ArrowRight');
+      await allThumbsLoaded(page, '#gallery .g-grid');
+      await saveScreenshot(page, 'gallery-focus', 'light');
       assert.ok((await tiles(page).count()) <= MAX_TILES);
       assert.deepEqual(errors, []);
     } finally {

@@ -347,8 +347,10 @@ export function galleryPanel(): GalleryPanel {
     for (const r of [...wanted].sort((a, b) => a - b)) {
       if (rendered.has(r)) continue;
       const row = renderRow(r);
+      // In the DOM in list order too (what a screen reader walks), not in the order rows came into view.
+      const after = [...rendered.keys()].filter((k) => k > r).sort((a, b) => a - b)[0];
+      grid.insertBefore(row, after === undefined ? null : rendered.get(after)!);
       rendered.set(r, row);
-      grid.append(row);
     }
     for (const tile of grid.querySelectorAll<HTMLElement>('.g-tile')) {
       const mine = Number(tile.dataset.index) === active;

@@ -2,6 +2,7 @@ import { ApiFailure, call, query, type Page } from '../lib/api';
 import { announce, h, renderKeyed, replace } from '../lib/dom';
 import { duration } from '../lib/format';
 import { confirmUpdate } from './update';
+import { galleryPanel } from './gallery';
 
 /**
  * The launcher UI (issue 18): studios (install, start, stop, open, uninstall)
@@ -51,6 +52,7 @@ const root = document.getElementById('app')!;
 const studioList = h('ul', { class: 'studios', 'aria-label': 'Installed studios' });
 const jobList = h('ul', { class: 'jobs', 'aria-label': 'Jobs, newest first' });
 const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
+const gallery = galleryPanel();
 
 function showProblem(err: unknown): void {
   problem.hidden = false;
@@ -315,6 +317,7 @@ async function boot(): Promise<void> {
     h('main', { class: 'columns' },
       h('section', { class: 'panel', 'aria-labelledby': 'studios-title' }, h('h2', { id: 'studios-title' }, 'Studios'), installForm(), studioList),
       h('section', { class: 'panel', 'aria-labelledby': 'jobs-title' }, h('h2', { id: 'jobs-title' }, 'Jobs'), jobList),
+      gallery.element,
     ),
     h('div', { id: 'announcer', class: 'visually-hidden', role: 'status', 'aria-live': 'polite' }),
   );
@@ -324,6 +327,7 @@ async function boot(): Promise<void> {
     if (err instanceof ApiFailure && err.status === 401) return signedOut();
     showProblem(err);
   }
+  gallery.start();
   connect();
   // Elapsed times of running jobs move on their own (text only: nothing is re-rendered).
   setInterval(() => {

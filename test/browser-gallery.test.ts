@@ -268,6 +268,23 @@ describe('launcher gallery panel', { timeout: 300_000 }, () => {
     }
   });
 
+  test("a link to /#gallery/<id> (the editor's link to an export) opens that item's details", async () => {
+    const { page, errors, close } = await signedIn();
+    try {
+      await page.evaluate((id) => {
+        location.hash = `#gallery/${id}`;
+      }, child.id);
+      const dialog = page.locator('dialog.g-details');
+      await page.waitForFunction((t) => document.querySelector('dialog.g-details h2')?.textContent === t, child.title);
+      assert.ok(await dialog.evaluate((d) => (d as HTMLDialogElement).open));
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      assert.deepEqual(errors, []);
+    } finally {
+      await close();
+    }
+  });
+
   test('tag, studio and starred filters; the empty and the error state in place; new items when the page is seen again', async () => {
     const tag = `sunset-${word}`;
     const a = await createAs(sketchToken, { title: 'starred sunset', tags: [tag, 'sky'], starred: true }, 11);

@@ -43,6 +43,8 @@ export interface GalleryPanel {
   start(): void;
   /** Reads the newest page again and puts new items in front (the rest stays). */
   refresh(): void;
+  /** Shows one item's details by id (the editor links to `/#gallery/<id>`); a missing item is said in place. */
+  openItem(id: string): Promise<void>;
 }
 
 /** Items per page: enough to fill a tall screen twice. */
@@ -703,6 +705,19 @@ export function galleryPanel(): GalleryPanel {
       reload();
     },
     refresh: () => void refresh(),
+    async openItem(id) {
+      element.scrollIntoView({ block: 'start' });
+      try {
+        const item = await call<Item>(`/launcher/gallery/items/${encodeURIComponent(id)}`);
+        records.set(item.id, item);
+        trail = [];
+        showDetails(item);
+        if (!dialog.open) dialog.showModal();
+      } catch (err) {
+        announce(`Gallery item ${id}: ${describe(err)}`);
+        throw err;
+      }
+    },
   };
 }
 

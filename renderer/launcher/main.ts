@@ -287,9 +287,12 @@ function connect(): void {
   });
   events.addEventListener('job', (e) => {
     const job = JSON.parse((e as MessageEvent<string>).data) as Job;
+    const before = jobs.get(job.id);
     jobs.set(job.id, job);
     if (FINISHED.has(job.state)) cancelling.delete(job.id);
     renderJobs();
+    // A finished export (or any job that may have added items) shows in the gallery at once.
+    if (job.state === 'succeeded' && before?.state !== 'succeeded') gallery.refresh();
   });
   // After a dropped connection EventSource reconnects by itself; reload what may have been missed.
   events.addEventListener('open', () => void loadAll().catch(showProblem));
@@ -328,6 +331,8 @@ async function boot(): Promise<void> {
     showProblem(err);
   }
   gallery.start();
+  showLinkedItem();
+  window.addEventListener('hashchange', showLinkedItem);
   connect();
   // Elapsed times of running jobs move on their own (text only: nothing is re-rendered).
   setInterval(() => {
@@ -335,6 +340,12 @@ async function boot(): Promise<void> {
       el.textContent = duration((Date.now() - Number(el.dataset.since)) / 1000);
     }
   }, 1000);
+}
+
+/** `/#gallery/<id>` (the editor's link to an export's item) opens that item's details. */
+function showLinkedItem(): void {
+  const m = /^#gallery\/([0-9A-Za-z_-]{1,64})$/.exec(location.hash);
+  if (m) gallery.openItem(m[1]!).catch(showProblem);
 }
 
 void boot();

@@ -29,6 +29,15 @@ export interface AssetView extends AssetRow {
   library_path: string | null;
 }
 
+/** What the stored assets take, for the launcher's Disk panel. */
+export interface AssetUsage {
+  count: number;
+  bytes: number;
+  pinned: { count: number; bytes: number };
+  unread: { count: number; bytes: number };
+  studios: { studio_id: string; count: number; bytes: number }[];
+}
+
 export type NewAsset = Omit<AssetRow, 'referenced_at' | 'reclaimed_at'>;
 
 export interface Candidate {
@@ -98,6 +107,20 @@ export function createAssetsStore(db: Db) {
     ),
     blobNames: db.prepare<[], { name: string; reclaimed: number }>(
       'SELECT sha256 || ext AS name, reclaimed_at IS NOT NULL AS reclaimed FROM assets',
+    ),
+    usageTotal: db.prepare<[], { count: number; bytes: number; pinned_count: number; pinned_bytes: number }>(
+      `SELECT COUNT(*) AS count, COALESCE(SUM(size), 0) AS bytes,
+              COALESCE(SUM(pinned), 0) AS pinned_count, COALESCE(SUM(CASE WHEN pinned = 1 THEN size ELSE 0 END), 0) AS pinned_bytes
+       FROM assets WHERE reclaimed_at IS NULL`,
+    ),
+    usageUnread: db.prepare<[], { count: number; bytes: number }>(
+      `SELECT COUNT(*) AS count, COALESCE(SUM(size), 0) AS bytes FROM assets a
+       WHERE a.reclaimed_at IS NULL AND NOT EXISTS (SELECT 1 FROM asset_access x WHERE x.asset_id = a.id)`,
+    ),
+    usageByStudio: db.prepare<[], { studio_id: string; count: number; bytes: number }>(
+      `SELECT x.studio_id, COUNT(*) AS count, COALESCE(SUM(a.size), 0) AS bytes
+       FROM asset_access x JOIN assets a ON a.id = x.asset_id
+       WHERE a.reclaimed_at IS NULL GROUP BY x.studio_id ORDER BY x.studio_id`,
     ),
     reclaimedWithLibrary: db.prepare<[], { asset_id: string }>(
       `SELECT DISTINCT x.asset_id FROM asset_access x JOIN assets a ON a.id = x.asset_id
@@ -218,6 +241,22 @@ export function createAssetsStore(db: Db) {
     /** Blob file names (`<sha256><ext>`) of every row, and whether each was reclaimed. */
     blobNames(): { name: string; reclaimed: boolean }[] {
       return stmts.blobNames.all().map((r) => ({ name: r.name, reclaimed: r.reclaimed === 1 }));
+    },
+
+    /**
+     * What the stored assets take (GET /launcher/disk): every blob not reclaimed
+     * once, those pinned, those no studio can read any more, and per studio the
+     * assets it can read (an asset shared by two studios counts in both).
+     */
+    usage(): AssetUsage {
+      const total = stmts.usageTotal.get()!;
+      return {
+        count: total.count,
+        bytes: total.bytes,
+        pinned: { count: total.pinned_count, bytes: total.pinned_bytes },
+        unread: stmts.usageUnread.get()!,
+        studios: stmts.usageByStudio.all(),
+      };
     },
 
     /** Reclaimed assets whose library files may still be on disk (a crash during reclaim). */

@@ -117,7 +117,9 @@ export class DiskPanel {
         'p',
         { class: 'reclaimable', 'data-reclaimable-bytes': preview.bytes },
         preview.assets.length === 0
-          ? 'Nothing to reclaim: every stored asset is still used by a gallery item or a sequence (or pinned).'
+          ? a.count === 0
+            ? 'Nothing to reclaim.'
+            : 'Nothing to reclaim: assets a gallery item or a sequence uses, pinned ones, and ones nothing has used yet are kept.'
           : `Reclaimable: ${bytes(preview.bytes)} in ${plural(preview.assets.length, 'asset')} nothing uses any more.`,
       ),
     );

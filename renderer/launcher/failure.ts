@@ -117,6 +117,8 @@ export function failureBlock(job: FailedJob, studioVersion: string | null, openL
       { class: 'tail', tabindex: 0, 'aria-label': `Last ${t.tail.lines.length} log lines of ${job.title}` },
       t.tail.lines.map((l) => `${l.text}\n`).join(''),
     );
+  // The newest lines (where the error usually is) in view when very long lines make the block scroll.
+  requestAnimationFrame(() => (lines.scrollTop = lines.scrollHeight));
   return h(
     'div',
     { class: 'failure', 'data-failure': job.id },

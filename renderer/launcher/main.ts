@@ -282,6 +282,7 @@ function jobRow(job: Job): HTMLLIElement {
       'div',
       { class: 'job-meta' },
       h('span', { class: `state state-${asked && !finished ? 'cancelling' : job.state}` }, asked && !finished ? 'cancelling' : job.state),
+      !finished && job.progress_den > 0 ? h('span', { class: 'pct' }, `${Math.min(100, Math.round((job.progress_num / job.progress_den) * 100))} %`) : null,
       h('span', { class: 'muted elapsed', 'data-since': since, 'data-end': job.finished_at ? end : '' }, duration((end - since) / 1000)),
       job.last_error && job.state !== 'failed' ? h('span', { class: 'error' }, job.last_error) : null,
       cancel,
@@ -356,10 +357,14 @@ function renderDetailsHead(): void {
   close.addEventListener('click', closeJob);
   replace(
     head,
-    h('h3', { id: 'job-details-title' }, job.title),
-    h('span', { class: 'badge' }, job.kind),
-    h('span', { class: `state state-${job.state}` }, job.state),
-    h('code', { class: 'muted' }, job.id),
+    h(
+      'div',
+      { class: 'details-title' },
+      h('h3', { id: 'job-details-title' }, job.title),
+      h('span', { class: 'badge' }, job.kind),
+      h('span', { class: `state state-${job.state}` }, job.state),
+      h('code', { class: 'muted' }, job.id),
+    ),
     close,
   );
 }
@@ -375,8 +380,8 @@ function tick(): void {
     if (!job) continue;
     const text = stallText(job, now);
     if (text === null && el.hidden) continue;
-    el.replaceWith(stallNotice(job));
     el.closest('li')?.querySelector('.bar')?.classList.toggle('stalled', text !== null);
+    el.replaceWith(stallNotice(job));
   }
 }
 
@@ -421,7 +426,12 @@ function connect(): void {
     const note = JSON.parse((e as MessageEvent<string>).data) as { id: string; text: string };
     activity.set(note.id, Date.now());
     lastLine.set(note.id, note.text);
-    tick();
+    const job = jobs.get(note.id);
+    const el = jobList.querySelector(`.stall[data-stall="${CSS.escape(note.id)}"]`);
+    if (job && el) {
+      el.replaceWith(stallNotice(job));
+      jobList.querySelector(`li[data-job="${CSS.escape(note.id)}"] .bar`)?.classList.remove('stalled');
+    }
   });
   // After a dropped connection EventSource reconnects by itself; reload what may have been missed.
   events.addEventListener('open', () => void loadAll().catch(showProblem));

@@ -27,8 +27,9 @@ import { openSse } from './helpers/sse';
  */
 
 /**
- * A step that prints `count` numbered lines, one every `ms`, then (with `wait`)
- * waits until the file named in gate.txt (an absolute path, outside the studio) exists.
+ * A step that prints numbered lines, one every `ms`: `count` of them, and with
+ * `wait` on until the file named in gate.txt (an absolute path outside the
+ * studio) exists, so lines keep coming for as long as the test needs them.
  */
 const COUNT_JS = `'use strict';
 const fs = require('node:fs');
@@ -38,9 +39,9 @@ let i = 0;
 const t = setInterval(() => {
   i += 1;
   console.log(prefix + ' ' + i);
-  if (i >= Number(count)) {
+  if (i >= Number(count) && (!gate || fs.existsSync(gate))) {
     clearInterval(t);
-    const w = setInterval(() => { if (!gate || fs.existsSync(gate)) { clearInterval(w); console.log(prefix + ' done'); } }, 50);
+    console.log(prefix + ' done');
   }
 }, Number(ms));
 `;
@@ -152,7 +153,7 @@ describe('launcher UI: jobs', () => {
         name: 'Chatty',
         install: [
           { name: 'warm up', run: 'node count.js warm 30 20' },
-          { name: 'fetch parts', run: 'node count.js part 60 60 wait' },
+          { name: 'fetch parts', run: 'node count.js part 1 60 wait' },
         ],
       },
       { 'count.js': COUNT_JS, 'gate.txt': gate },
@@ -288,6 +289,7 @@ describe('launcher UI: jobs', () => {
         await failure.getByRole('button', { name: 'Open log' }).click();
         await page.locator('.log-status', { hasText: 'Finished: failed' }).waitFor({ timeout: 30_000 });
         assert.equal(await page.locator('.log .log-line').count(), server.length);
+        await shoot(page, `${label}-log`);
         assert.deepEqual(errors, []);
       } finally {
         await close();

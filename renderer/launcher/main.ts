@@ -333,6 +333,8 @@ function openJob(id: string): void {
   replace(jobDetails, h('div', { class: 'details-head' }), logView.element);
   renderDetailsHead();
   logView.open();
+  // Focus into the log first: the list's re-render then restores no focus in it (which would scroll the list).
+  logView.focus();
   renderJobs();
   jobDetails.scrollIntoView({ block: 'nearest' });
   announce(`Log of ${job.title} opened below the jobs`);

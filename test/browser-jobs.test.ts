@@ -326,6 +326,10 @@ describe('launcher UI: jobs', () => {
       await stall.getByText('No output for 30 s').waitFor({ timeout: 5000 });
       assert.match(await stall.innerText(), /last line: pids \d+ \d+/);
       assert.equal(await row.locator('.bar.stalled').count(), 1, 'the bar stops moving');
+      const now = await svc.l.job(id);
+      const valuenow = await row.getByRole('progressbar').getAttribute('aria-valuenow');
+      if (now.progress_den === 0) assert.equal(valuenow, null, 'indeterminate: no aria-valuenow');
+      else assert.match(String(valuenow), /^\d+$/);
       await shoot(page, 'jobs-800-stalled');
 
       // Cancel: "Cancelling…" at once; SIGTERM waits in the stopped processes, so the group lives until the SIGKILL 5 s later.

@@ -3,6 +3,9 @@ import { announce, h, renderKeyed, replace } from '../lib/dom';
 import { duration } from '../lib/format';
 import { confirmUpdate } from './update';
 import { galleryPanel } from './gallery';
+import { DiskPanel } from './disk';
+import { failureBlock, onTailReady } from './failure';
+import { JobLogView } from './job-log';
 
 /**
  * The launcher UI (issue 18): studios (install, start, stop, open, uninstall)
@@ -53,6 +56,7 @@ const studioList = h('ul', { class: 'studios', 'aria-label': 'Installed studios'
 const jobList = h('ul', { class: 'jobs', 'aria-label': 'Jobs, newest first' });
 const problem = h('p', { class: 'problem', role: 'alert', hidden: true });
 const gallery = galleryPanel();
+const disk = new DiskPanel();
 
 function showProblem(err: unknown): void {
   problem.hidden = false;
@@ -191,6 +195,42 @@ function installForm(): HTMLFormElement {
 
 // ---- jobs ------------------------------------------------------------------
 
+/** A running job with no output (log line, progress or state change) for this long says so (ui-anchors lesson 3). */
+const STALL_MS = 30_000;
+/** When each job last showed a sign of life, by this page's clock (a `job` change, a `job_output` event, a log line). */
+const activity = new Map<string, number>();
+/** The newest line each job wrote, from `job_output` events or its open log. */
+const lastLine = new Map<string, string>();
+const bootedAt = Date.now();
+/** The job whose details (and live log) are open, if any. */
+let openJobId: string | null = null;
+let logView: JobLogView | null = null;
+const jobDetails = h('section', { id: 'job-details', class: 'job-details', 'aria-labelledby': 'job-details-title', hidden: true });
+
+function lastActive(job: Job): number {
+  return activity.get(job.id) ?? Math.max(Date.parse(job.updated_at), bootedAt);
+}
+
+/** "No output for 30 s" (then by minutes), or null while the job is not stalled. */
+function stallText(job: Job, now = Date.now()): string | null {
+  if (job.state !== 'running' || cancelling.has(job.id) || job.cancel_requested_at !== null) return null;
+  const quiet = now - lastActive(job);
+  if (quiet < STALL_MS) return null;
+  const s = Math.floor(quiet / 1000);
+  return s < 60 ? `No output for ${Math.floor(s / 30) * 30} s` : `No output for ${Math.floor(s / 60)} min`;
+}
+
+function stallNotice(job: Job): HTMLElement {
+  const text = stallText(job);
+  const line = lastLine.get(job.id);
+  return h(
+    'p',
+    { class: 'stall', 'data-stall': job.id, hidden: text === null },
+    h('strong', {}, text ?? ''),
+    line ? h('span', { class: 'muted' }, ` · last line: ${line}`) : null,
+  );
+}
+
 /** The bar's filled part. Set through CSSOM: a style="" attribute is refused by the page's policy. */
 function fill(pct: number): HTMLSpanElement {
   const span = h('span');
@@ -231,26 +271,42 @@ function jobRow(job: Job): HTMLLIElement {
     });
     cancel = button;
   }
-  return h(
+  const isOpen = openJobId === job.id;
+  const title = h(
+    'button',
+    { type: 'button', class: 'job-open', 'aria-expanded': String(isOpen), 'aria-controls': 'job-details', 'data-focus': 'open' },
+    job.title,
+  );
+  title.addEventListener('click', () => toggleJob(job.id));
+  const bar = progressBar(job);
+  if (bar && stallText(job)) bar.classList.add('stalled');
+  const row = h(
     'li',
-    { class: 'job', 'data-job': job.id, 'data-state': job.state, tabindex: -1 },
-    h(
-      'div',
-      { class: 'job-head' },
-      h('strong', {}, job.title),
-      h('span', { class: 'badge' }, job.kind),
-      h('span', { class: 'muted' }, job.studio_id),
-    ),
-    progressBar(job),
+    { class: `job${isOpen ? ' open' : ''}`, 'data-job': job.id, 'data-state': job.state, tabindex: -1, 'aria-current': isOpen ? 'true' : null },
+    h('div', { class: 'job-head' }, title, h('span', { class: 'badge' }, job.kind), h('span', { class: 'muted' }, job.studio_id)),
+    bar,
     h(
       'div',
       { class: 'job-meta' },
-      h('span', { class: `state state-${job.state}` }, asked && !finished ? 'cancelling' : job.state),
+      h('span', { class: `state state-${asked && !finished ? 'cancelling' : job.state}` }, asked && !finished ? 'cancelling' : job.state),
+      !finished && job.progress_den > 0 ? h('span', { class: 'pct' }, `${Math.min(100, Math.round((job.progress_num / job.progress_den) * 100))} %`) : null,
       h('span', { class: 'muted elapsed', 'data-since': since, 'data-end': job.finished_at ? end : '' }, duration((end - since) / 1000)),
-      job.last_error ? h('span', { class: 'error' }, job.last_error) : null,
+      job.last_error && job.state !== 'failed' ? h('span', { class: 'error' }, job.last_error) : null,
       cancel,
     ),
+    finished ? null : stallNotice(job),
+    job.state === 'failed' ? failureBlock(job, studios.get(job.studio_id)?.version ?? null, () => openJob(job.id)) : null,
   );
+  // Enter on the row (or a click outside its controls) opens it, like its title.
+  row.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && e.target === row) toggleJob(job.id);
+  });
+  row.addEventListener('click', (e) => {
+    if (e.target instanceof Element && e.target.closest('button, a, pre, input')) return;
+    if (window.getSelection()?.toString()) return; // selecting text is not a click
+    toggleJob(job.id);
+  });
+  return row;
 }
 
 function renderJobs(): void {
@@ -260,6 +316,82 @@ function renderJobs(): void {
     return;
   }
   renderKeyed(jobList, list.slice(0, 200), (j) => j.id, jobRow);
+  if (openJobId) renderDetailsHead();
+}
+
+function toggleJob(id: string): void {
+  if (openJobId === id) closeJob();
+  else openJob(id);
+}
+
+/** Opens a job's details below the list: its head and its live log. */
+function openJob(id: string): void {
+  const job = jobs.get(id);
+  if (!job) return;
+  logView?.close();
+  openJobId = id;
+  logView = new JobLogView(id, job.title, {
+    onLine(text) {
+      activity.set(id, Date.now());
+      lastLine.set(id, text);
+    },
+  });
+  jobDetails.hidden = false;
+  replace(jobDetails, h('div', { class: 'details-head' }), logView.element);
+  renderDetailsHead();
+  logView.open();
+  // Focus into the log first: the list's re-render then restores no focus in it (which would scroll the list).
+  logView.focus();
+  renderJobs();
+  jobDetails.scrollIntoView({ block: 'nearest' });
+  announce(`Log of ${job.title} opened below the jobs`);
+}
+
+function closeJob(): void {
+  const id = openJobId;
+  logView?.close();
+  logView = null;
+  openJobId = null;
+  jobDetails.hidden = true;
+  jobDetails.replaceChildren();
+  renderJobs();
+  if (id) jobList.querySelector<HTMLElement>(`li[data-job="${CSS.escape(id)}"] .job-open`)?.focus();
+}
+
+function renderDetailsHead(): void {
+  const job = openJobId ? jobs.get(openJobId) : undefined;
+  const head = jobDetails.querySelector('.details-head');
+  if (!job || !head) return;
+  const close = h('button', { type: 'button', class: 'close', 'aria-label': `Close the log of ${job.title}` }, 'Close');
+  close.addEventListener('click', closeJob);
+  replace(
+    head,
+    h(
+      'div',
+      { class: 'details-title' },
+      h('h3', { id: 'job-details-title' }, job.title),
+      h('span', { class: 'badge' }, job.kind),
+      h('span', { class: `state state-${job.state}` }, job.state),
+      h('code', { class: 'muted' }, job.id),
+    ),
+    close,
+  );
+}
+
+/** Once a second: elapsed times of running jobs and stall notices move (text only: nothing is re-rendered). */
+function tick(): void {
+  const now = Date.now();
+  for (const el of jobList.querySelectorAll<HTMLElement>('.elapsed[data-end=""]')) {
+    el.textContent = duration((now - Number(el.dataset.since)) / 1000);
+  }
+  for (const el of jobList.querySelectorAll<HTMLElement>('.stall[data-stall]')) {
+    const job = jobs.get(el.dataset.stall!);
+    if (!job) continue;
+    const text = stallText(job, now);
+    if (text === null && el.hidden) continue;
+    el.closest('li')?.querySelector('.bar')?.classList.toggle('stalled', text !== null);
+    el.replaceWith(stallNotice(job));
+  }
 }
 
 // ---- live ------------------------------------------------------------------
@@ -288,11 +420,29 @@ function connect(): void {
   events.addEventListener('job', (e) => {
     const job = JSON.parse((e as MessageEvent<string>).data) as Job;
     const before = jobs.get(job.id);
+    if (!before || before.state !== job.state || before.progress_num !== job.progress_num || before.progress_den !== job.progress_den) {
+      activity.set(job.id, Date.now());
+    }
     jobs.set(job.id, job);
-    if (FINISHED.has(job.state)) cancelling.delete(job.id);
+    if (FINISHED.has(job.state)) {
+      cancelling.delete(job.id);
+      if (before && !FINISHED.has(before.state)) void disk.load(); // an export adds an asset, an uninstall may free some
+    }
     renderJobs();
     // A finished export (or any job that may have added items) shows in the gallery at once.
     if (job.state === 'succeeded' && before?.state !== 'succeeded') gallery.refresh();
+  });
+  // A job wrote log lines (at most one event per job every 2 s): it is not stalled.
+  events.addEventListener('job_output', (e) => {
+    const note = JSON.parse((e as MessageEvent<string>).data) as { id: string; text: string };
+    activity.set(note.id, Date.now());
+    lastLine.set(note.id, note.text);
+    const job = jobs.get(note.id);
+    const el = jobList.querySelector(`.stall[data-stall="${CSS.escape(note.id)}"]`);
+    if (job && el) {
+      el.replaceWith(stallNotice(job));
+      jobList.querySelector(`li[data-job="${CSS.escape(note.id)}"] .bar`)?.classList.remove('stalled');
+    }
   });
   // After a dropped connection EventSource reconnects by itself; reload what may have been missed.
   events.addEventListener('open', () => void loadAll().catch(showProblem));
@@ -319,8 +469,9 @@ async function boot(): Promise<void> {
     problem,
     h('main', { class: 'columns' },
       h('section', { class: 'panel', 'aria-labelledby': 'studios-title' }, h('h2', { id: 'studios-title' }, 'Studios'), installForm(), studioList),
-      h('section', { class: 'panel', 'aria-labelledby': 'jobs-title' }, h('h2', { id: 'jobs-title' }, 'Jobs'), jobList),
+      h('section', { class: 'panel', 'aria-labelledby': 'jobs-title' }, h('h2', { id: 'jobs-title' }, 'Jobs'), jobList, jobDetails),
       gallery.element,
+      disk.element,
     ),
     h('div', { id: 'announcer', class: 'visually-hidden', role: 'status', 'aria-live': 'polite' }),
   );
@@ -333,13 +484,10 @@ async function boot(): Promise<void> {
   gallery.start();
   showLinkedItem();
   window.addEventListener('hashchange', showLinkedItem);
+  onTailReady(renderJobs);
   connect();
-  // Elapsed times of running jobs move on their own (text only: nothing is re-rendered).
-  setInterval(() => {
-    for (const el of jobList.querySelectorAll<HTMLElement>('.elapsed[data-end=""]')) {
-      el.textContent = duration((Date.now() - Number(el.dataset.since)) / 1000);
-    }
-  }, 1000);
+  void disk.load();
+  setInterval(tick, 1000);
 }
 
 /** `/#gallery/<id>` (the editor's link to an export's item) opens that item's details. */

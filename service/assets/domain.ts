@@ -3,10 +3,10 @@ import type { AdoptRoot } from './adopt-path';
 import { createBlobStore, type BlobStore } from './blobs';
 import { createIngest, type Ingest } from './ingest';
 import type { ReadRunner } from '../db/read-pool';
-import { reclaimableReads } from './reads';
+import { reclaimableReads, usageReads } from './reads';
 import { createReclaimer, selectReclaimable, type Reclaimer } from './reclaim';
 import { recoverBlobStore, type BlobRecovery } from './recover';
-import { createAssetsStore, type AssetsStore } from './store';
+import { createAssetsStore, type AssetsStore, type AssetUsage } from './store';
 import { createThumbnailer, type Thumbnailer } from './thumbs';
 
 /** Everything the assets routes use, built once per service; the blob store is recovered first (recover.ts). */
@@ -24,6 +24,8 @@ export interface AssetsDomain {
   ingest: Ingest;
   thumbs: Thumbnailer;
   reclaimer: Reclaimer;
+  /** What the stored assets take (on a read worker when there is a pool). */
+  usage(): Promise<AssetUsage>;
   uploadLimit: number;
   diskHeadroom: number;
   roots(studioId: string): AdoptRoot[];
@@ -63,6 +65,7 @@ export function createAssets(db: Db, options: AssetsOptions): AssetsDomain {
       options.secret,
       options.reads ? reclaimableReads(options.reads) : async (studioId, ids) => selectReclaimable(store, studioId, ids).selection,
     ),
+    usage: options.reads ? usageReads(options.reads) : async () => store.usage(),
     uploadLimit: options.uploadLimit,
     diskHeadroom: options.diskHeadroom,
     roots(studioId) {

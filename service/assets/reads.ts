@@ -1,7 +1,7 @@
 import type { Db } from '../db/open';
 import { readClient, type ReadRunner } from '../db/read-pool';
 import { selectReclaimable, type Selection } from './reclaim';
-import { createAssetsStore, type AssetReferenceSource } from './store';
+import { createAssetsStore, type AssetReferenceSource, type AssetUsage } from './store';
 
 /**
  * The assets reads that run on the read workers (service/db/read-pool.ts): the
@@ -16,6 +16,7 @@ export function assetReadOps(db: Db, sources: readonly AssetReferenceSource[]) {
   return {
     'assets.reclaimable': (studioId: string | null, assetIds: string[] | undefined): Selection =>
       selectReclaimable(store, studioId, assetIds).selection,
+    'assets.usage': (): AssetUsage => store.usage(),
   };
 }
 
@@ -26,4 +27,10 @@ export function reclaimableReads(runner: ReadRunner) {
   const call = readClient<AssetReadOps>(runner);
   return (studioId: string | null, assetIds: string[] | undefined): Promise<Selection> =>
     call(studioId ?? '', 'assets.reclaimable', studioId, assetIds);
+}
+
+/** What the stored assets take, through the pool, in the launcher's lane. */
+export function usageReads(runner: ReadRunner) {
+  const call = readClient<AssetReadOps>(runner);
+  return (): Promise<AssetUsage> => call('', 'assets.usage');
 }

@@ -12,7 +12,7 @@ import { parseContentType } from './mime';
 import { ifRangeHolds, noneMatch, parseRange } from './range';
 import { STORED_FILE_HEADERS, storedFileHeaders } from './serving';
 import {
-  adoptBody, asset, idParams, reclaimBody, reclaimPreview, reclaimResult, thumbQuery, THUMB_WIDTH, uploadQuery,
+  adoptBody, asset, diskUsage, idParams, reclaimBody, reclaimPreview, reclaimResult, thumbQuery, THUMB_WIDTH, uploadQuery,
 } from './schema';
 import { assetJson, type AssetView } from './store';
 
@@ -24,6 +24,7 @@ import { assetJson, type AssetView } from './store';
  *   POST /assets:reclaim        preview, then confirm (decisions §7)
  *   POST /launcher/assets:reclaim  the same over every studio's assets (launcher credential)
  *   GET  /launcher/assets/{id}, /launcher/assets/{id}/thumb   the two reads above as the asset's first reader
+ *   GET  /launcher/disk         what the stored assets take, in all and per studio (the Disk panel)
  *
  * Every file answer carries serving.ts's headers (nosniff, CSP sandbox, and
  * `Content-Disposition: attachment` for any type that could run as a page).
@@ -190,6 +191,21 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
       async handle({ body }) {
         if (body.confirm === undefined) return { status: 200, body: await reclaimer.preview(null, body.asset_ids) };
         return { status: 200, body: reclaimer.reclaim(null, body.confirm, body.asset_ids) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/launcher/disk',
+      summary: 'What the stored assets take, in all and per studio (the launcher)',
+      description:
+        'Assets not reclaimed: their count and bytes, those pinned, those no studio can read any more, and per studio the ' +
+        'assets it can read (an asset two studios read counts in both). Sizes from the database, read on a read worker; ' +
+        'what can be reclaimed is `POST /launcher/assets:reclaim` without `confirm`.',
+      capability: 'launcher',
+      success: { status: 200, description: 'The usage', schema: diskUsage },
+      errors: [],
+      async handle() {
+        return { status: 200, body: { assets: await domain.usage() } };
       },
     }),
   ];

@@ -90,3 +90,13 @@ export const reclaimPreview = z.object({
   bytes: z.number().int(),
 });
 export const reclaimResult = z.object({ reclaimed: z.array(z.string()), bytes_freed: z.number().int() });
+
+const usagePart = z.object({ count: z.number().int(), bytes: z.number().int() });
+/** GET /launcher/disk: what the stored assets take. */
+export const diskUsage = z.object({
+  assets: usagePart.extend({
+    pinned: usagePart,
+    unread: usagePart,
+    studios: z.array(usagePart.extend({ studio_id: z.string() })),
+  }),
+});

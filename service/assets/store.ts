@@ -35,6 +35,15 @@ export interface ReclaimedCursor {
   rowid: number;
 }
 
+/** What the stored assets take, for the launcher's Disk panel. */
+export interface AssetUsage {
+  count: number;
+  bytes: number;
+  pinned: { count: number; bytes: number };
+  unread: { count: number; bytes: number };
+  studios: { studio_id: string; count: number; bytes: number }[];
+}
+
 export type NewAsset = Omit<AssetRow, 'referenced_at' | 'reclaimed_at'>;
 
 export interface Candidate {
@@ -109,6 +118,20 @@ export function createAssetsStore(db: Db) {
     ),
     firstReclaimedAfter: db.prepare<[string], string | null>(ASSETS_SQL.firstReclaimedAfter).pluck(),
     reclaimedAt: db.prepare<[string, number, number], { rid: number; id: string }>(ASSETS_SQL.reclaimedAt),
+    usageTotal: db.prepare<[], { count: number; bytes: number; pinned_count: number; pinned_bytes: number }>(
+      `SELECT COUNT(*) AS count, COALESCE(SUM(size), 0) AS bytes,
+              COALESCE(SUM(pinned), 0) AS pinned_count, COALESCE(SUM(CASE WHEN pinned = 1 THEN size ELSE 0 END), 0) AS pinned_bytes
+       FROM assets WHERE reclaimed_at IS NULL`,
+    ),
+    usageUnread: db.prepare<[], { count: number; bytes: number }>(
+      `SELECT COUNT(*) AS count, COALESCE(SUM(size), 0) AS bytes FROM assets a
+       WHERE a.reclaimed_at IS NULL AND NOT EXISTS (SELECT 1 FROM asset_access x WHERE x.asset_id = a.id)`,
+    ),
+    usageByStudio: db.prepare<[], { studio_id: string; count: number; bytes: number }>(
+      `SELECT x.studio_id, COUNT(*) AS count, COALESCE(SUM(a.size), 0) AS bytes
+       FROM asset_access x JOIN assets a ON a.id = x.asset_id
+       WHERE a.reclaimed_at IS NULL GROUP BY x.studio_id ORDER BY x.studio_id`,
+    ),
   };
 
   const sources: AssetReferenceSource[] = [];
@@ -237,6 +260,22 @@ export function createAssetsStore(db: Db) {
         rowid = 0;
       }
       return { ids: [], after: null };
+    },
+
+    /**
+     * What the stored assets take (GET /launcher/disk): every blob not reclaimed
+     * once, those pinned, those no studio can read any more, and per studio the
+     * assets it can read (an asset shared by two studios counts in both).
+     */
+    usage(): AssetUsage {
+      const total = stmts.usageTotal.get()!;
+      return {
+        count: total.count,
+        bytes: total.bytes,
+        pinned: { count: total.pinned_count, bytes: total.pinned_bytes },
+        unread: stmts.usageUnread.get()!,
+        studios: stmts.usageByStudio.all(),
+      };
     },
 
     transaction<T>(fn: () => T): T {

@@ -5,6 +5,7 @@ import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
 import { nowIso } from '../core/time';
 import { JobHub } from './hub';
+import { OutputNotices } from './output-notice';
 import { cutLine, JobLogs, MAX_LINE_BYTES, MAX_LOG_BYTES, splitLines } from './logs';
 import { runSteps, StepControl, type GroupWatch, type RunStep, type StepsOutcome } from './runner';
 import type { ProcessLedger } from '../db/process-ledger';
@@ -116,20 +117,30 @@ export function createJobsDomain(o: JobsOptions) {
   /** Runner jobs of this process: abort ends their work (with the grace given), done settles once they ended. */
   const running = new Map<string, { abort(graceMs: number): void; aborted(): boolean; done: Promise<JobRow> }>();
 
+  // The launcher's channel only (studioId null): a studio's own /events never carries it.
+  const notices = new OutputNotices((note) =>
+    hub.publishChannel({ studioId: null, frame: formatEvent({ event: 'job_output', data: JSON.stringify(note) }) }),
+  );
+
   const announce = (row: JobRow): JobRow => {
     hub.publishChannel({ studioId: row.studio_id, frame: formatEvent({ event: 'job', data: jobJson(row) }) });
     if (isFinished(row.state)) {
+      notices.forget(row.id);
       logs.release(row.id);
       hub.publishLog(row.id, { type: 'end', frame: endFrame(row) });
     }
     return row;
   };
 
-  const writeLines = (jobId: string, texts: string[], step: string | null): void => {
-    const written = logs.appendLines(jobId, texts, step, nowIso());
+  /** `owner`: the job's studio, for the launcher's `job_output` notice (null: a studio's own output log). */
+  const writeLines = (jobId: string, texts: string[], step: string | null, owner: string | null): void => {
+    const at = nowIso();
+    const written = logs.appendLines(jobId, texts, step, at);
     const items = written.map((r) => recordFrame(r.json, r.n));
     const end = written[written.length - 1]?.end ?? 0;
     hub.publishLog(jobId, { type: 'records', items, end, frame: Buffer.from(items.map((i) => i.frame).join('')) });
+    const last = written[written.length - 1];
+    if (owner !== null && last) notices.note(jobId, owner, last.n!, texts[texts.length - 1]!, at);
   };
 
   /** A studio's stream credential: the token's hash, still live in the token store. */
@@ -165,10 +176,10 @@ export function createJobsDomain(o: JobsOptions) {
     let truncated = false;
     const log = (texts: string[], stepName: string | null) => {
       if (logs.stats(job.id).bytes > MAX_LOG_BYTES) {
-        if (!truncated) writeLines(job.id, ['[log limit reached: further output is not kept]'], stepName);
+        if (!truncated) writeLines(job.id, ['[log limit reached: further output is not kept]'], stepName, job.studio_id);
         truncated = true;
       } else {
-        writeLines(job.id, texts, stepName);
+        writeLines(job.id, texts, stepName, job.studio_id);
       }
     };
     let lastNum = NaN;
@@ -359,7 +370,7 @@ export function createJobsDomain(o: JobsOptions) {
       if (long !== -1) throw ApiError.badRequest(`Line ${long + 1} is longer than ${MAX_LINE_BYTES} bytes.`, { limit: MAX_LINE_BYTES });
       const adding = lines.reduce((sum, l) => sum + Buffer.byteLength(l) + 80, 0);
       if (logs.stats(id).bytes + adding > MAX_LOG_BYTES) throw ApiError.tooLarge(MAX_LOG_BYTES, "The job's log");
-      writeLines(id, lines, null);
+      writeLines(id, lines, null, row.studio_id);
     },
 
     /** `tokenHash`: a studio's stream, ended when that token is revoked. */
@@ -393,7 +404,7 @@ export function createJobsDomain(o: JobsOptions) {
         },
         lines(texts: string[], step: string | null): void {
           if (logs.stats(name).bytes > MAX_LOG_BYTES) return;
-          writeLines(name, texts.flatMap((t) => cutLine(t)), step);
+          writeLines(name, texts.flatMap((t) => cutLine(t)), step, null);
         },
         /** Lines and bytes so far. */
         stats: () => logs.stats(name),
@@ -442,6 +453,7 @@ export function createJobsDomain(o: JobsOptions) {
     /** Service shutdown: running runner jobs are cancelled (shorter grace), streams end, files close. */
     async close(graceMs = 1500): Promise<void> {
       await Promise.all([...running.keys()].map((id) => cancelRunner(id, graceMs).catch(() => undefined)));
+      notices.close();
       hub.closeAll();
       logs.closeAll();
     },

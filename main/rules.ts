@@ -50,8 +50,10 @@ export function mayNavigate(kind: WindowKind, url: string, port: number): boolea
   const place = placeOf(url, port);
   switch (kind.kind) {
     case 'launcher':
-    case 'editor':
       return place.kind === 'service';
+    case 'editor':
+      // The editor window stays the editor: it is the page that keeps :open reachable.
+      return place.kind === 'service' && (place.path === '/editor' || place.path.startsWith('/editor/'));
     case 'studio':
       return place.kind === 'studio' && place.id === kind.id;
   }
@@ -67,6 +69,8 @@ export type Redirect =
   | { to: 'studio'; id: string; url: string }
   /** Show the editor window. */
   | { to: 'editor' }
+  /** Show the launcher window at this address of its page (the editor's link to a gallery item, `/#gallery/<id>`). */
+  | { to: 'launcher'; url: string }
   /** Hand the address to the default browser. */
   | { to: 'browser'; url: string }
   | { to: 'nowhere' };
@@ -76,7 +80,8 @@ export type Redirect =
  * window itself, so no page holds a handle on another origin's window.
  * - the launcher may open any studio, the editor page, and external pages (browser);
  * - a studio may open its own origin again, and external pages (browser);
- * - the editor page opens external pages only (browser).
+ * - the editor page opens the launcher's page (`/`, e.g. `/#gallery/<id>`) in the
+ *   launcher window, and external pages (browser).
  */
 export function popupTarget(from: WindowKind, url: string, port: number): Redirect {
   const place = placeOf(url, port);
@@ -86,6 +91,7 @@ export function popupTarget(from: WindowKind, url: string, port: number): Redire
     return { to: 'nowhere' };
   }
   if (place.kind === 'service' && from.kind === 'launcher' && place.path.startsWith('/editor/')) return { to: 'editor' };
+  if (place.kind === 'service' && from.kind === 'editor' && place.path === '/') return { to: 'launcher', url };
   return { to: 'nowhere' };
 }
 

@@ -97,6 +97,10 @@ export function startShell(electron: ElectronMain, args: string[], log: Pick<Con
     if (redirect.to === 'browser') void shell.openExternal(redirect.url).catch((err: unknown) => log.error('Opening the browser failed:', err));
     else if (redirect.to === 'studio') openStudio(redirect.id, redirect.url);
     else if (redirect.to === 'editor') showEditor();
+    else if (redirect.to === 'launcher') {
+      openLauncher();
+      if (launcherWin && !launcherWin.isDestroyed()) void launcherWin.loadURL(redirect.url).catch((err: unknown) => log.error('Loading the launcher failed:', err));
+    }
   };
 
   // Every page, including ones Electron makes on its own: locked before it loads anything.

@@ -156,6 +156,18 @@ describe('the running shell', () => {
     assert.equal(launcherWin.webContents.attachWebview(), true, 'a <webview> is refused');
   });
 
+  test("the editor's link to a gallery item shows it in the launcher window; the editor window stays on the editor", async () => {
+    const item = `${state.url}/#gallery/01ARZ3NDEKTSV4RRFFQ69G5FAV`;
+    const before = launcherWin.loads.length;
+    assert.equal(await editorWin.webContents.navigate(item), false, 'the editor window does not leave /editor/');
+    assert.equal(new URL(editorWin.webContents.getURL()).pathname, '/editor/');
+    assert.equal(launcherWin.loads.length, before + 1);
+    assert.equal(launcherWin.loads.at(-1), item);
+    assert.equal(await editorWin.webContents.navigate(`${state.url}/api/v1/launcher/studios`), false, 'nothing else of the service');
+    assert.equal(launcherWin.loads.length, before + 1);
+    assert.equal(await launcherWin.webContents.navigate(`${state.url}/`), true);
+  });
+
   test('a studio opens in its own window and session partition, never as a pop-up of the launcher', async () => {
     const answer = launcherWin.webContents.popup(studioUrl('sketchpad'));
     assert.deepEqual(answer, { action: 'deny' });

@@ -39,6 +39,8 @@ describe('mayNavigate', () => {
     [launcher, 'https://example.com/', false],
     [launcher, 'file:///etc/passwd', false],
     [editor, `http://127.0.0.1:${P}/editor/`, true],
+    [editor, `http://127.0.0.1:${P}/`, false],
+    [editor, `http://127.0.0.1:${P}/#gallery/01ARZ3NDEKTSV4RRFFQ69G5FAV`, false],
     [editor, `http://clipmaker.localhost:${P}/`, false],
     [sketchpad, `http://sketchpad.localhost:${P}/page`, true],
     [sketchpad, `http://clipmaker.localhost:${P}/`, false],
@@ -65,7 +67,10 @@ describe('popupTarget (also what becomes of a refused navigation)', () => {
     assert.deepEqual(popupTarget(sketchpad, `http://127.0.0.1:${P}/editor/`, P), { to: 'nowhere' });
     assert.deepEqual(popupTarget(sketchpad, 'https://example.com/', P), { to: 'browser', url: 'https://example.com/' });
   });
-  test('the editor page opens external pages only', () => {
+  test("the editor page opens the launcher's page in the launcher window, external pages in the browser, nothing else", () => {
+    const item = `http://127.0.0.1:${P}/#gallery/01ARZ3NDEKTSV4RRFFQ69G5FAV`;
+    assert.deepEqual(popupTarget(editor, item, P), { to: 'launcher', url: item });
+    assert.deepEqual(popupTarget(editor, `http://127.0.0.1:${P}/login?code=x`, P), { to: 'nowhere' });
     assert.deepEqual(popupTarget(editor, `http://sketchpad.localhost:${P}/`, P), { to: 'nowhere' });
     assert.deepEqual(popupTarget(editor, 'https://example.com/', P), { to: 'browser', url: 'https://example.com/' });
   });

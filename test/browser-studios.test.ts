@@ -311,6 +311,35 @@ describe('example studios in real Chromium', { timeout: 150_000 }, () => {
     }
   });
 
+  test("clipmaker's :open shows its reel in a connected editor page (the launcher's /editor/)", async () => {
+    const context = await newContext(browser, 'light');
+    try {
+      const editor = await context.newPage();
+      const editorErrors = watchPageErrors(editor);
+      const login = svc.cli(['login-url']);
+      assert.equal(login.code, 0, login.stderr);
+      await editor.goto(login.stdout.trim());
+      await editor.goto(`http://127.0.0.1:${svc.port}/editor/`);
+      await editor.getByRole('status').filter({ hasText: 'Connected' }).waitFor({ timeout: 30_000 });
+
+      const studioPage = await context.newPage();
+      await studioPage.goto(`${clipmaker}/`);
+      await studioPage.locator('#prompt').fill(`opened in the editor ${randomBytes(3).toString('hex')}`);
+      await studioPage.locator('#seconds').fill('1');
+      await studioPage.locator('#render').click();
+      await studioPage.locator('#status[data-kind="ok"]').waitFor({ timeout: 40_000 });
+      assert.match((await studioPage.locator('#status').textContent()) ?? '', /opened in the editor/);
+
+      await editor.getByRole('heading', { name: 'Clipmaker reel' }).waitFor({ timeout: 15_000 });
+      await editor.getByRole('group', { name: 'Track V1' }).waitFor();
+      assert.ok((await editor.getByRole('group', { name: 'Track V1' }).getByRole('button').count()) >= 1, 'the reel shows its clips');
+      await saveScreenshot(editor, 'clipmaker-opened-in-editor', 'light');
+      assert.deepEqual(editorErrors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
   test("isolation: sketchpad's page gets nothing from clipmaker's origin, the launcher, or the API without its token; a forged Authorization still acts as sketchpad", async () => {
     const sketchToken = runtimeToken('sketchpad', svc.dataDir);
     const clipToken = runtimeToken('clipmaker', svc.dataDir);

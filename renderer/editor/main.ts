@@ -667,6 +667,7 @@ function adopt(next: Timeline, content: number): void {
   void loadAssets().then(() => {
     drawTimeline();
     drawInspector();
+    if (!playing) showUnderPlayhead(); // the viewer's caption names the clip by its title too
   });
 }
 

@@ -89,3 +89,38 @@ export function runtimeToken(studioId: string, serviceDataDir: string): string {
   }
   throw new Error(`No running process of the studio ${studioId} under ${serviceDataDir}`);
 }
+
+/**
+ * Clicks a job row's Cancel on the launcher page and returns how many ms passed,
+ * in the page's own clock, before the row showed "Cancelling…". A
+ * MutationObserver records the first moment, so a cancel that is over in a few
+ * ms (the row turning `cancelled` at once) still shows whether the label came
+ * first, and by when.
+ */
+export async function cancelJobFromRow(page: Page, jobId: string): Promise<number> {
+  await page.evaluate((id) => {
+    const w = window as unknown as { __cancelling?: { clicked: number; seen: number | null } };
+    const state = { clicked: 0, seen: null as number | null };
+    w.__cancelling = state;
+    const look = () => {
+      if (state.seen !== null || state.clicked === 0) return;
+      const button = document.querySelector(`li.job[data-job="${CSS.escape(id)}"] button[data-focus="cancel"]`);
+      if (button?.textContent?.includes('Cancelling…')) state.seen = performance.now();
+    };
+    new MutationObserver(look).observe(document.body, { subtree: true, childList: true, characterData: true });
+    const button = document.querySelector<HTMLButtonElement>(`li.job[data-job="${CSS.escape(id)}"] button[data-focus="cancel"]`);
+    if (!button) throw new Error(`no Cancel button on job ${id}`);
+    state.clicked = performance.now();
+    button.click();
+    look();
+  }, jobId);
+  const handle = await page.waitForFunction(
+    () => {
+      const s = (window as unknown as { __cancelling?: { clicked: number; seen: number | null } }).__cancelling;
+      return s && s.seen !== null ? s.seen - s.clicked : false;
+    },
+    undefined,
+    { timeout: 5000 },
+  );
+  return (await handle.jsonValue()) as number;
+}

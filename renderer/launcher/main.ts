@@ -403,8 +403,12 @@ async function loadAll(): Promise<void> {
   ]);
   studios.clear();
   for (const st of s.items) studios.set(st.id, st);
-  jobs.clear();
-  for (const job of j.items) jobs.set(job.id, job);
+  // Merged, not replaced: a job event that arrived while this list was read is newer than the
+  // list (jobs are never deleted, so none needs to go).
+  for (const job of j.items) {
+    const known = jobs.get(job.id);
+    if (!known || known.updated_at <= job.updated_at) jobs.set(job.id, job);
+  }
   renderStudios();
   renderJobs();
 }

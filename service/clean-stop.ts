@@ -1,6 +1,6 @@
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { syncDir } from './core/files';
+import { replaceFileSync, syncDir } from './core/files';
 import { SERVER_FILE } from './launcher';
 
 /**
@@ -48,15 +48,6 @@ export function recordCleanStop(dataDir: string, synced: readonly string[]): voi
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
   }
-  const file = join(dataDir, CLEAN_STOP_FILE);
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify({ pid: process.pid, stopped_at: new Date().toISOString() })}\n`, { mode: 0o600 });
-  const fd = openSync(tmp, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
+  replaceFileSync(join(dataDir, CLEAN_STOP_FILE), `${JSON.stringify({ pid: process.pid, stopped_at: new Date().toISOString() })}\n`);
   syncDir(dataDir);
 }

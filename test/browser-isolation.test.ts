@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM, newContext, runtimeToken } from './helpers/browser';
+import { CHROMIUM, newContext, type PageFetch, pageFetch, runtimeToken } from './helpers/browser';
 import { client } from './helpers/http';
 import { CLIPMAKER, SKETCHPAD, type LauncherClient, startLauncher } from './helpers/launcher';
 import type { TestService } from './helpers/service';
@@ -29,22 +29,6 @@ import type { TestService } from './helpers/service';
  *   the browser's credentials, and its form posts to clipmaker's `/_backlot` and to the
  *   launcher change nothing.
  */
-
-type PageFetch = { status: number; type: string; text: string; error?: undefined } | { error: string; message: string };
-
-function pageFetch(page: Page, url: string, init: RequestInit = {}): Promise<PageFetch> {
-  return page.evaluate(
-    async ([u, i]) => {
-      try {
-        const r = await fetch(u, i);
-        return { status: r.status, type: r.type, text: await r.text() };
-      } catch (err) {
-        return { error: (err as Error).name, message: (err as Error).message };
-      }
-    },
-    [url, init] as const,
-  );
-}
 
 /** Nothing readable: the fetch threw (no CORS), or was opaque (status 0, no body), or was a refusal without data. */
 function assertNoData(r: PageFetch, what: string, secrets: string[], refused = [401, 403, 404]): void {

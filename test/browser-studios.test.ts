@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, newContext, runtimeToken, saveScreenshot, SCHEMES, watchPageErrors } from './helpers/browser';
+import { launchChromium, newContext, type PageFetch, pageFetch, runtimeToken, saveScreenshot, SCHEMES, watchPageErrors } from './helpers/browser';
 import { client, send } from './helpers/http';
 import { ROOT, startService, type TestService } from './helpers/service';
 
@@ -22,23 +22,6 @@ import { ROOT, startService, type TestService } from './helpers/service';
 
 const EXAMPLES = join(ROOT, 'examples', 'studios');
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
-
-/** What a fetch made inside a page gave it: an answer it could read, or the error it threw. */
-type PageFetch = { status: number; type: string; text: string; error?: undefined } | { error: string; message: string };
-
-function pageFetch(page: Page, url: string, init: RequestInit = {}): Promise<PageFetch> {
-  return page.evaluate(
-    async ([u, i]) => {
-      try {
-        const r = await fetch(u, i);
-        return { status: r.status, type: r.type, text: await r.text() };
-      } catch (err) {
-        return { error: (err as Error).name, message: (err as Error).message };
-      }
-    },
-    [url, init] as const,
-  );
-}
 
 /** A fetch that got nothing: it threw (no CORS), or was opaque, or was refused; never a body with `secret` in it. */
 function assertNoData(r: PageFetch, what: string, secrets: string[], refused = [401, 403, 404]): void {

@@ -1,4 +1,4 @@
-import { closeSync, constants, fsyncSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, mkdirSync, openSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
 /**
@@ -37,4 +37,21 @@ export function syncDir(dir: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Replaces `file` whole: the text goes to `<file>.<pid>.tmp` (mode 0600), is
+ * fsynced and renamed over `file`, so a reader sees the old or the new file,
+ * never a part. The folder itself is not synced (see `syncDir`).
+ */
+export function replaceFileSync(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text, { mode: 0o600 });
+  const fd = openSync(tmp, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
 }

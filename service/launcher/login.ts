@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashToken } from '../core/auth';
+import { replaceFileSync } from '../core/files';
 import type { LauncherStore } from './store';
 
 /**
@@ -42,19 +43,11 @@ export interface ServerInfo {
  */
 export function writeServerInfo(dataDir: string, info: ServerInfo): void {
   const file = join(dataDir, SERVER_FILE);
-  const tmp = `${file}.${process.pid}.tmp`;
   for (const name of readdirSync(dataDir)) {
     const m = /^server\.json\.(\d+)\.tmp$/.exec(name);
     if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) rmSync(join(dataDir, name), { force: true });
   }
-  writeFileSync(tmp, `${JSON.stringify(info)}\n`, { mode: 0o600 });
-  const fd = openSync(tmp, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, file);
+  replaceFileSync(file, `${JSON.stringify(info)}\n`);
 }
 
 /** Removed at a clean stop, only when it is still this process's. */

@@ -124,3 +124,21 @@ export async function cancelJobFromRow(page: Page, jobId: string): Promise<numbe
   );
   return (await handle.jsonValue()) as number;
 }
+
+/** What a fetch made inside a page gave it: an answer it could read, or the error it threw. */
+export type PageFetch = { status: number; type: string; text: string; error?: undefined } | { error: string; message: string };
+
+/** `fetch(url, init)` run by the page itself (its origin, its cookies, its policy). */
+export function pageFetch(page: Page, url: string, init: RequestInit = {}): Promise<PageFetch> {
+  return page.evaluate(
+    async ([u, i]) => {
+      try {
+        const r = await fetch(u, i);
+        return { status: r.status, type: r.type, text: await r.text() };
+      } catch (err) {
+        return { error: (err as Error).name, message: (err as Error).message };
+      }
+    },
+    [url, init] as const,
+  );
+}

@@ -65,7 +65,7 @@ function electronSqliteProblem() {
   return null;
 }
 
-/** The data dir `serve` will use: --data-dir as given, else the default (decisions §1). */
+/** The data dir `serve` will use: --data-dir as given, else the default (service/data-dir.ts). */
 function dataDirOf(argv) {
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--data-dir' && i + 1 < argv.length) return argv[i + 1];

@@ -19,10 +19,10 @@ import { runCli } from './helpers/service';
  * holding an `electron` script; nothing is downloaded), with the project's own
  * electron-builder.yml. Then:
  * - the tree: app.asar holds the built app (dist/main, dist/service, the pages'
- *   bundles, the example studios) and nothing else of the project (no
- *   TypeScript, tests, benches, tools, source maps, studio caches);
- *   app.asar.unpacked holds every native file (better-sqlite3, sharp and
- *   @img, ffmpeg and ffprobe once the project bundles them);
+ *   bundles) and nothing else of the project (no TypeScript, tests, benches,
+ *   tools, source maps, studio caches); app.asar.unpacked holds every native
+ *   file (better-sqlite3, sharp and @img, ffmpeg and ffprobe once the project
+ *   bundles them) and the example studios;
  * - packing leaves node_modules' better-sqlite3 (Node's build, which the tests
  *   use) untouched: no rebuild in place;
  * - the packaged service, extracted from the archive, runs under plain Node
@@ -90,7 +90,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
 const inAsar = (path: string) => entries.includes(`/${path}`);
 const unpackedFile = (path: string) => join(resources, 'app.asar.unpacked', path);
 
-test('app.asar holds the built app: main, service, the pages, the example studios', () => {
+test('app.asar holds the built app: main, service, the pages', () => {
   for (const path of [
     'package.json',
     'dist/main/main.js',
@@ -104,11 +104,14 @@ test('app.asar holds the built app: main, service, the pages, the example studio
     'dist/renderer/launcher.css',
     'dist/renderer/editor.js',
     'dist/renderer/editor.css',
-    'examples/studios/sketchpad/backlot.json',
-    'examples/studios/sketchpad/server.js',
-    'examples/studios/clipmaker/backlot.json',
   ]) {
     assert.ok(inAsar(path), `${path} is in app.asar`);
+  }
+});
+
+test('the example studios ship as real files (app.asar.unpacked): their own programs cannot read the archive', () => {
+  for (const path of ['examples/studios/sketchpad/backlot.json', 'examples/studios/sketchpad/server.js', 'examples/studios/clipmaker/backlot.json']) {
+    assert.ok(existsSync(unpackedFile(path)), `${path} is in app.asar.unpacked`);
   }
 });
 
@@ -203,7 +206,8 @@ test('the packaged service runs under plain Node with nothing of the machine on 
 
     // The shipped example studio installs and starts.
     const launcher = new LauncherClient(port, runCli(['launcher-token', '--data-dir', dataDir]).stdout.trim());
-    const installing = await launcher.install(join(app, 'examples', 'studios', 'sketchpad'));
+    // From the package's own folder, as the launcher will offer it.
+    const installing = await launcher.install(unpackedFile(join('examples', 'studios', 'sketchpad')));
     assert.equal(installing.studio.state, 'installed', `${JSON.stringify(installing.studio)}\n${stderr}`);
     const installed = installing.studio;
     assert.equal(installed.id, 'sketchpad');

@@ -50,3 +50,32 @@ test('under Electron with BACKLOT_SQLITE_BINDING: the main and the read-only con
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("under Electron, a read worker thread (which shows no electron version) follows the main thread's choice", () => {
+  const dir = tempDir();
+  try {
+    // The main connection loads the named build; then the name changes to a missing file before the
+    // worker starts. A worker that decided it runs in Electron fails naming that file; one that fell
+    // back to better-sqlite3's own lookup (Node's build) would open the file without complaint.
+    const missing = join(dir, 'missing.node');
+    const script = `
+      const { Worker } = require('node:worker_threads');
+      const { openDatabase } = require('./dist/service/db/open.js');
+      openDatabase(${JSON.stringify(dir)});
+      process.env.BACKLOT_SQLITE_BINDING = ${JSON.stringify(missing)};
+      const w = new Worker(
+        "const { openReadOnly } = require(" + JSON.stringify(process.cwd() + '/dist/service/db/open.js') + ");" +
+        "try { openReadOnly(" + JSON.stringify(${JSON.stringify(join(dir, 'backlot.db'))}) + "); console.log('opened'); }" +
+        "catch (e) { console.log('refused: ' + e.message); }" +
+        "console.log('electron version in the worker: ' + process.versions.electron);",
+        { eval: true },
+      );
+      w.on('exit', () => undefined);`;
+    const r = asElectron(script, { BACKLOT_SQLITE_BINDING: NODE_BUILD });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /electron version in the worker: undefined/);
+    assert.ok(r.stdout.includes(`refused: better-sqlite3 has no build for Electron (ABI ${process.versions.modules}) at ${missing}`), r.stdout);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -12,9 +12,21 @@ import { join, sep } from 'node:path';
 /** Where `npm run rebuild:electron` writes the Electron build, relative to the app's root. */
 export const ELECTRON_BINDING = join('build', 'electron', 'better_sqlite3.node');
 
+/**
+ * Set by the main thread under Electron to its ABI (process.versions.modules), so a
+ * read worker thread knows it runs in Electron too, whatever its process.versions
+ * shows. A plain Node process that inherits it has another ABI and ignores it.
+ */
+export const ELECTRON_ABI_ENV = 'BACKLOT_ELECTRON_ABI';
+
+/** Whether this thread runs in Electron: its own version, or the main thread's mark with this runtime's ABI. */
+export function runsInElectron(versions: { electron?: string; modules: string }, env: NodeJS.ProcessEnv): boolean {
+  return Boolean(versions.electron) || (env[ELECTRON_ABI_ENV] !== undefined && env[ELECTRON_ABI_ENV] === versions.modules);
+}
+
 export interface BindingQuery {
-  /** process.versions.electron: set in Electron's main process and its worker threads. */
-  electron: string | undefined;
+  /** Whether this thread runs in Electron (runsInElectron). */
+  electron: boolean;
   /** BACKLOT_SQLITE_BINDING: an explicit .node file, for Electron only. */
   override: string | undefined;
   /** The app's root: the project folder, or `.../resources/app.asar` when packaged. */

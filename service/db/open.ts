@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { chmodSync, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureDir } from '../core/files';
-import { sqliteBinding } from './binding';
+import { ELECTRON_ABI_ENV, runsInElectron, sqliteBinding } from './binding';
 import { migrate } from './migrate';
 import { MIGRATIONS } from './migrations';
 
@@ -56,15 +56,14 @@ const APP_ROOT = resolve(__dirname, '..', '..', '..');
  * named with its remedy, instead of better-sqlite3's NODE_MODULE_VERSION error.
  */
 function nativeOptions(): { nativeBinding?: string } {
-  const nativeBinding = sqliteBinding({
-    electron: process.versions.electron,
-    override: process.env.BACKLOT_SQLITE_BINDING,
-    appRoot: APP_ROOT,
-  });
+  const electron = runsInElectron(process.versions, process.env);
+  // The read workers start after this (main) connection: they inherit the mark.
+  if (electron) process.env[ELECTRON_ABI_ENV] = process.versions.modules;
+  const nativeBinding = sqliteBinding({ electron, override: process.env.BACKLOT_SQLITE_BINDING, appRoot: APP_ROOT });
   if (nativeBinding === undefined) return {};
   if (!existsSync(nativeBinding)) {
     throw new Error(
-      `better-sqlite3 has no build for Electron ${process.versions.electron} at ${nativeBinding}. ` +
+      `better-sqlite3 has no build for Electron ${process.versions.electron ?? `(ABI ${process.versions.modules})`} at ${nativeBinding}. ` +
         'Run `npm run rebuild:electron` (it downloads Electron\'s headers), or set BACKLOT_SQLITE_BINDING to a build.',
     );
   }

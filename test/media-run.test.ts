@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ApiError } from '../service/core/errors';
 import { killAllChildren, liveChildren, probeMedia, requireTool, runTool, toolPath, type RunResult } from '../service/media';
-import { groupMembers } from '../service/core/process-group';
+import { groupMembers } from '../service/core/processes';
 import { requireFfmpeg } from './helpers/media';
 import { ROOT, tempDir } from './helpers/service';
 import { alive, until } from './helpers/processes';

@@ -11,17 +11,22 @@ import type { MediaTool } from './types';
  *    nothing else: an executable regular file there, or the tool is
  *    unavailable (null). A wrong override never falls through to another copy.
  *    A relative path is taken from the service's working directory.
- * 2. Backlot's own copy: the per-platform package that carries the binary
- *    (`@ffmpeg-installer/<platform>-<arch>`, `@ffprobe-installer/<platform>-<arch>`,
- *    optional dependencies, so only the machine's own is installed). Inside a
- *    packaged app the binary is read from `app.asar.unpacked`, next to the
- *    archive (a program cannot run from inside it).
- * 3. ffmpeg only: the `ffmpeg-static` package, where its install script could
- *    download its binary.
- * 4. The first executable regular file named after the tool in an absolute
+ * 2. ffprobe: Backlot's own copy, the per-platform package that carries the
+ *    binary (`@ffprobe-installer/<platform>-<arch>`, an optional dependency,
+ *    so only the machine's own is installed).
+ *    ffmpeg: the `ffmpeg-static` package, where its install script could
+ *    download its binary (a current ffmpeg).
+ * 3. The first executable regular file named after the tool in an absolute
  *    `PATH` entry (relative and empty entries are skipped; on Windows
  *    `<tool>.exe`). No shell and no `which` are involved.
+ * 4. ffmpeg only: Backlot's own copy, `@ffmpeg-installer/<platform>-<arch>`.
+ *    Last, not second: it is ffmpeg 4.1 (2018), too old for the timeline
+ *    export's conform graph (no `xfade`, no `force_divisible_by`, no amix
+ *    `normalize`), so an ffmpeg the machine has is preferred; on a machine
+ *    with none it still renders clips and copy exports.
  *
+ * Inside a packaged app a bundled binary is read from `app.asar.unpacked`,
+ * next to the archive (a program cannot run from inside it).
  * docs/design.md "ffmpeg and ffprobe come with Backlot" records which
  * packages, versions and licences these are.
  */
@@ -47,12 +52,12 @@ export function resolveTool(tool: MediaTool, env: NodeJS.ProcessEnv = process.en
     const full = path.resolve(override);
     return { path: isExecutableFile(full) ? full : null, source: 'env' };
   }
-  const bundled = bundledPath(tool);
-  if (bundled !== null) return { path: bundled, source: 'bundled' };
-  const fromStatic = tool === 'ffmpeg' ? ffmpegStaticPath() : null;
-  if (fromStatic !== null) return { path: fromStatic, source: 'ffmpeg-static' };
-  const onPath = searchPath(tool, env);
-  return onPath !== null ? { path: onPath, source: 'path' } : { path: null, source: null };
+  const fromPackage = tool === 'ffprobe' ? bundledPath(tool) : ffmpegStaticPath();
+  if (fromPackage !== null) return { path: fromPackage, source: tool === 'ffprobe' ? 'bundled' : 'ffmpeg-static' };
+  const onPath = findOnPath(tool, env);
+  if (onPath !== null) return { path: onPath, source: 'path' };
+  const lastResort = tool === 'ffmpeg' ? bundledPath(tool) : null;
+  return lastResort !== null ? { path: lastResort, source: 'bundled' } : { path: null, source: null };
 }
 
 /** Both tools' resolved paths and where each came from (the diagnostics). */
@@ -154,7 +159,8 @@ function firstExecutable(file: string): string | null {
   return null;
 }
 
-function searchPath(tool: MediaTool, env: NodeJS.ProcessEnv): string | null {
+/** The first executable `tool` in an absolute PATH entry (step 3 above). */
+export function findOnPath(tool: MediaTool, env: NodeJS.ProcessEnv): string | null {
   const dirs = (env.PATH ?? env.Path ?? '').split(path.delimiter).filter((dir) => dir !== '' && path.isAbsolute(dir));
   // Windows: only the .exe (a .cmd or .bat would need a shell, which is never used).
   const names = process.platform === 'win32' ? [`${tool}.exe`] : [tool];

@@ -140,23 +140,28 @@ function ffmpegStaticPath(): string | null {
 
 /**
  * The unpacked copy, else the file itself, when it is an executable regular
- * file. The packages set the execute bit in an install script; an install
- * that skipped scripts leaves ffprobe without it, so one chmod is tried (it
- * fails harmlessly on a read-only install).
+ * file. The packages set the execute bit in an install script, and only for
+ * their owner (`chmod u+x`): an install that skipped scripts leaves none, and
+ * a package built from such a tree would carry a binary other users cannot
+ * run. So a copy this user owns is made executable for everyone (0755) once;
+ * on a read-only or foreign copy the chmod fails harmlessly.
  */
 function firstExecutable(file: string): string | null {
   for (const candidate of [unpackedPath(file), file]) {
+    if (process.platform !== 'win32') openUp(candidate);
     if (isExecutableFile(candidate)) return candidate;
-    if (process.platform !== 'win32' && isRegularFile(candidate)) {
-      try {
-        chmodSync(candidate, 0o755);
-      } catch {
-        continue;
-      }
-      if (isExecutableFile(candidate)) return candidate;
-    }
   }
   return null;
+}
+
+function openUp(file: string): void {
+  try {
+    const st = statSync(file);
+    if (!st.isFile() || (st.mode & 0o111) === 0o111 || st.uid !== process.getuid?.()) return;
+    chmodSync(file, 0o755);
+  } catch {
+    // Missing, read-only or not ours: judged as it is.
+  }
 }
 
 /** The first executable `tool` in an absolute PATH entry (step 3 above). */
@@ -183,10 +188,3 @@ function isExecutableFile(file: string): boolean {
   }
 }
 
-function isRegularFile(file: string): boolean {
-  try {
-    return statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}

@@ -4,7 +4,7 @@ import { requireTool } from './tools';
 import type { MediaTool } from './types';
 
 /**
- * The one place the service starts ffmpeg or ffprobe (style.md practice 9).
+ * The one place the service starts ffmpeg or ffprobe (service/media/README.md).
  *
  * - The tool is resolved by toolPath's documented order (501 when missing) and
  *   started from an argument array: `shell: false`, nothing is ever joined

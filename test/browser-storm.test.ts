@@ -201,7 +201,9 @@ describe('launcher UI: a storm of one studio\'s job events', () => {
         stopSentAfter: probe.stopAt === null ? null : Math.round(probe.stopAt - clickedAt),
       };
       console.log(`storm: ${JSON.stringify(figures)}`);
-      assert.ok(ended - created < STORM_MS + 3000, `the PATCHes took ${ended - created} ms`);
+      // Paced over 5 s; a loaded machine's service may take longer, but it stays a storm: at
+      // least 58 PATCHes a second, the rate at which the review saw the page's timers halved.
+      assert.ok(ended - created < (PATCHES / 58) * 1000, `the PATCHes took ${ended - created} ms`);
       assert.ok(probe.late.length > 100, `the probe ran (${probe.late.length} ticks)`);
       assert.ok(p99 <= 100, `main-thread delay p99 ${Math.round(p99)} ms (max ${figures.max} ms)`);
       assert.notEqual(probe.stopAt, null, 'the click on Stop sent its request');
@@ -236,7 +238,9 @@ describe('launcher UI: a storm of one studio\'s job events', () => {
         assert.equal(row.now, job.state === 'running' ? String(Math.round((job.progress_num / job.progress_den) * 100)) : null, `job ${row.id}`);
       }
 
-      // Screenshots: after the storm, and during a second (unmeasured) burst, light and dark, 1280 and 800 px.
+      // Screenshots: after the storm, and during a second (unmeasured) burst, light and dark, 1280 and 800 px;
+      // the list scrolled to the summary row and the other studio's job.
+      await calmJobRow.scrollIntoViewIfNeeded();
       for (const width of [1280, 800]) {
         await page.setViewportSize({ width, height: 900 });
         for (const scheme of SCHEMES) {

@@ -261,6 +261,20 @@ describe('launcher UI: a storm of one studio\'s job events', () => {
         }
       }
       await burst;
+
+      // Show all: the storm studio's rows up to the list's 200, by keyboard; Show fewer folds them again.
+      await page.setViewportSize({ width: 1280, height: 900 });
+      const toggle = more.getByRole('button', { name: 'Show all jobs of storm' });
+      await toggle.focus();
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.querySelectorAll('li.job[data-studio="storm"]').length === 200);
+      assert.match(await more.innerText(), /100 more from storm/);
+      const fewer = more.getByRole('button', { name: 'Show fewer jobs of storm' });
+      assert.equal(await fewer.getAttribute('aria-expanded'), 'true');
+      assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-focus')), 'more', 'the focus stays on the button as its row moves');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => document.querySelectorAll('li.job[data-studio="storm"]').length === 5);
+      assert.equal(await calmJobRow.count(), 1);
       assert.deepEqual(errors, []);
     } finally {
       storm.close();

@@ -1,11 +1,13 @@
 import { call } from '../lib/api';
 import { announce, h, replace } from '../lib/dom';
-import { duration } from '../lib/format';
-import { failureBlock, onTailReady } from './failure';
+import { onTailReady } from './failure';
 import { frameScheduler, setAttr, setText, syncChildren } from './frame';
 import { isFinished, planJobRows, type PlanRow } from './job-plan';
 import { JobLogView } from './job-log';
+import { JobRow, type Job, type RowContext } from './job-row';
 import { showProblem } from './problem';
+
+export type { Job } from './job-row';
 
 /**
  * The launcher's jobs list (renderer/README.md §Jobs). State first: every known job by
@@ -16,21 +18,6 @@ import { showProblem } from './problem';
  * (job-plan.ts: the per-studio cap) only when a job appeared, changed state, or the
  * person expanded a studio. However many events arrive, the page does one frame's work.
  */
-
-export interface Job {
-  id: string;
-  studio_id: string;
-  kind: string;
-  title: string;
-  state: string;
-  progress_num: number;
-  progress_den: number;
-  last_error: string | null;
-  cancel_requested_at: string | null;
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-}
 
 export interface JobsOptions {
   /** A studio's display name and version (the jobs name their studio; a failure's details carry its version). */
@@ -44,26 +31,6 @@ export const PER_STUDIO = 5;
 export const TOTAL_ROWS = 200;
 /** A running job with no output (log line, progress or state change) for this long says so. */
 const STALL_MS = 30_000;
-
-interface RowView {
-  el: HTMLLIElement;
-  title: HTMLButtonElement;
-  kind: HTMLSpanElement;
-  studio: HTMLSpanElement;
-  bar: HTMLDivElement;
-  fill: HTMLSpanElement;
-  stateLabel: HTMLSpanElement;
-  pct: HTMLSpanElement;
-  elapsed: HTMLSpanElement;
-  error: HTMLSpanElement;
-  cancel: HTMLButtonElement;
-  meta: HTMLDivElement;
-  stall: HTMLParagraphElement;
-  stallText: HTMLElement;
-  stallLine: HTMLSpanElement;
-  failure: HTMLElement | null;
-  failureKey: string;
-}
 
 interface MoreView {
   el: HTMLLIElement;
@@ -99,9 +66,22 @@ export class JobsList {
   private readonly schedule = frameScheduler(() => this.render());
 
   // ---- views ------------------------------------------------------------------
-  private readonly rows = new Map<string, RowView>();
+  private readonly rows = new Map<string, JobRow>();
   private readonly more = new Map<string, MoreView>();
   private readonly empty = h('li', { class: 'empty' }, 'No jobs yet. Installs, builds, downloads and exports show here.');
+
+  /** What each row reads from this list's state, and the actions it calls. */
+  private readonly rowContext: RowContext = {
+    isOpen: (id) => this.openJobId === id,
+    asked: (job) => this.asked(job),
+    stallText: (job, now) => this.stallText(job, now),
+    lastLine: (id) => this.lastLine.get(id),
+    tailRead: (id) => this.tails.has(id),
+    studioVersion: (studioId) => this.o.studio(studioId)?.version ?? null,
+    toggle: (id) => this.toggleJob(id),
+    cancel: (id) => this.cancel(id),
+    openLog: (id) => this.openJob(id),
+  };
 
   constructor(private readonly o: JobsOptions) {
     onTailReady((id) => {
@@ -163,7 +143,7 @@ export class JobsList {
     this.cancelling.add(id);
     // "Cancelling…" at the click, not a frame later: this row only.
     const view = this.rows.get(id);
-    if (view) this.updateRow(view, job);
+    if (view) view.update(job);
     this.layoutDirty = true;
     this.touch(id);
     call(`/launcher/jobs/${id}:cancel`, { method: 'POST' }).catch((err: unknown) => {
@@ -209,7 +189,7 @@ export class JobsList {
     this.touch(id);
     // Its row shows it open at once (the click's own feedback), the rest at the next frame.
     const view = this.rows.get(id);
-    if (view) this.updateRow(view, job);
+    if (view) view.update(job);
     this.details.scrollIntoView({ block: 'nearest' });
     announce(`Log of ${job.title} opened below the jobs`);
   }
@@ -225,7 +205,7 @@ export class JobsList {
     const view = this.rows.get(id);
     const job = this.jobs.get(id);
     if (view && job) {
-      this.updateRow(view, job);
+      view.update(job);
       view.title.focus();
     }
     this.layoutDirty = true;
@@ -238,8 +218,7 @@ export class JobsList {
     for (const [id, view] of this.rows) {
       const job = this.jobs.get(id);
       if (!job || isFinished(job.state)) continue;
-      setText(view.elapsed, duration((now - Date.parse(job.created_at)) / 1000));
-      this.updateStall(view, job, now);
+      view.tick(job, now);
     }
   }
 
@@ -258,7 +237,7 @@ export class JobsList {
     for (const id of this.pending) {
       const view = this.rows.get(id);
       const job = this.jobs.get(id);
-      if (view && job) this.updateRow(view, job);
+      if (view && job) view.update(job);
     }
     if (this.openJobId && this.pending.has(this.openJobId)) this.renderDetailsHead();
     this.pending.clear();
@@ -283,9 +262,9 @@ export class JobsList {
         shownJobs.add(row.id);
         let view = this.rows.get(row.id);
         if (!view) {
-          view = this.createRow(row.id);
+          view = new JobRow(row.id, this.rowContext);
           this.rows.set(row.id, view);
-          this.updateRow(view, this.jobs.get(row.id)!);
+          view.update(this.jobs.get(row.id)!);
         }
         nodes.push(view.el);
       } else {
@@ -323,36 +302,6 @@ export class JobsList {
     return view.el;
   }
 
-  private createRow(id: string): RowView {
-    const title = h('button', { type: 'button', class: 'job-open', 'aria-controls': 'job-details', 'data-focus': 'open' });
-    title.addEventListener('click', () => this.toggleJob(id));
-    const kind = h('span', { class: 'badge' });
-    const studio = h('span', { class: 'muted' });
-    const fill = h('span');
-    const bar = h('div', { class: 'bar', role: 'progressbar' }, fill);
-    const stateLabel = h('span');
-    const pct = h('span', { class: 'pct' });
-    const elapsed = h('span', { class: 'muted elapsed' });
-    const error = h('span', { class: 'error' });
-    const cancel = h('button', { type: 'button', 'data-focus': 'cancel' });
-    cancel.addEventListener('click', () => this.cancel(id));
-    const meta = h('div', { class: 'job-meta' });
-    const stallText = h('strong');
-    const stallLine = h('span', { class: 'muted' });
-    const stall = h('p', { class: 'stall', 'data-stall': id, hidden: true }, stallText, stallLine);
-    const el = h('li', { class: 'job', 'data-job': id, 'data-key': id, tabindex: -1 }, h('div', { class: 'job-head' }, title, kind, studio));
-    // Enter on the row (or a click outside its controls) opens it, like its title.
-    el.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter' && e.target === el) this.toggleJob(id);
-    });
-    el.addEventListener('click', (e) => {
-      if (e.target instanceof Element && e.target.closest('button, a, pre, input')) return;
-      if (window.getSelection()?.toString()) return; // selecting text is not a click
-      this.toggleJob(id);
-    });
-    return { el, title, kind, studio, bar, fill, stateLabel, pct, elapsed, error, cancel, meta, stall, stallText, stallLine, failure: null, failureKey: '' };
-  }
-
   private lastActive(job: Job): number {
     return this.activity.get(job.id) ?? Math.max(Date.parse(job.updated_at), this.bootedAt);
   }
@@ -368,97 +317,6 @@ export class JobsList {
     if (quiet < STALL_MS) return null;
     const s = Math.floor(quiet / 1000);
     return s < 60 ? `No output for ${Math.floor(s / 30) * 30} s` : `No output for ${Math.floor(s / 60)} min`;
-  }
-
-  private updateStall(view: RowView, job: Job, now = Date.now()): void {
-    const text = this.stallText(job, now);
-    const line = this.lastLine.get(job.id);
-    setText(view.stallText, text ?? '');
-    setText(view.stallLine, line ? ` · last line: ${line}` : '');
-    view.stallLine.hidden = !line;
-    view.stall.hidden = text === null;
-    view.bar.classList.toggle('stalled', text !== null);
-  }
-
-  /** Brings one row up to date with its job, changing only what differs. */
-  private updateRow(view: RowView, job: Job): void {
-    const finished = isFinished(job.state);
-    const asked = this.asked(job) && !finished;
-    const isOpen = this.openJobId === job.id;
-    const { el } = view;
-    setAttr(el, 'data-state', job.state);
-    setAttr(el, 'data-studio', job.studio_id);
-    el.classList.toggle('open', isOpen);
-    setAttr(el, 'aria-current', isOpen ? 'true' : null);
-    setText(view.title, job.title);
-    setAttr(view.title, 'aria-expanded', String(isOpen));
-    setText(view.kind, job.kind);
-    setText(view.studio, job.studio_id);
-
-    const pct = job.progress_den > 0 ? Math.min(100, Math.round((job.progress_num / job.progress_den) * 100)) : null;
-    view.bar.classList.toggle('indeterminate', pct === null);
-    if (pct === null) {
-      // Indeterminate: no value to announce, so no aria-valuenow.
-      for (const a of ['aria-valuemin', 'aria-valuemax', 'aria-valuenow']) setAttr(view.bar, a, null);
-      setAttr(view.bar, 'aria-label', `${job.title}: in progress`);
-      view.fill.style.width = '';
-    } else {
-      setAttr(view.bar, 'aria-valuemin', '0');
-      setAttr(view.bar, 'aria-valuemax', '100');
-      setAttr(view.bar, 'aria-valuenow', String(pct));
-      setAttr(view.bar, 'aria-label', `${job.title}: ${pct}%`);
-      // Set through CSSOM: a style="" attribute is refused by the page's policy.
-      view.fill.style.width = `${pct}%`;
-    }
-
-    setAttr(view.stateLabel, 'class', `state state-${asked ? 'cancelling' : job.state}`);
-    setText(view.stateLabel, asked ? 'cancelling' : job.state);
-    setText(view.pct, pct === null ? '' : `${pct} %`);
-    const since = Date.parse(job.created_at);
-    const end = job.finished_at ? Date.parse(job.finished_at) : Date.now();
-    setAttr(view.elapsed, 'data-since', String(since));
-    setAttr(view.elapsed, 'data-end', job.finished_at ? String(end) : '');
-    setText(view.elapsed, duration((end - since) / 1000));
-    setText(view.error, job.last_error ?? '');
-    const cancelWasFocused = document.activeElement === view.cancel;
-    if (!finished) {
-      view.cancel.disabled = asked;
-      setText(view.cancel, asked ? 'Cancelling…' : 'Cancel');
-      setAttr(view.cancel, 'aria-label', `Cancel ${job.title}`);
-    }
-    syncChildren(view.meta, [
-      view.stateLabel,
-      ...(!finished && pct !== null ? [view.pct] : []),
-      view.elapsed,
-      ...(job.last_error && job.state !== 'failed' ? [view.error] : []),
-      ...(!finished ? [view.cancel] : []),
-    ]);
-    // A focused Cancel that went away or turned "Cancelling…" (disabled) leaves the focus on its row.
-    if (cancelWasFocused && (finished || asked)) el.focus({ preventScroll: true });
-
-    if (!finished) this.updateStall(view, job);
-    const failure = job.state === 'failed' ? this.failureOf(view, job) : null;
-    syncChildren(el, [el.firstChild!, ...(finished ? [] : [view.bar]), view.meta, ...(finished ? [] : [view.stall]), ...(failure ? [failure] : [])]);
-  }
-
-  /** A failed job's block (failure.ts), rebuilt only when what it shows changed; a focused control in it keeps the focus. */
-  private failureOf(view: RowView, job: Job): HTMLElement {
-    const version = this.o.studio(job.studio_id)?.version ?? null;
-    const key = `${job.last_error}\n${this.tails.has(job.id)}\n${version}\n${job.title}`;
-    if (view.failure && view.failureKey === key) return view.failure;
-    const old = view.failure;
-    const block = failureBlock(job, version, () => this.openJob(job.id));
-    view.failure = block;
-    view.failureKey = key;
-    const active = document.activeElement;
-    if (old && active instanceof HTMLElement && old.contains(active)) {
-      const name = active.dataset.focus;
-      old.replaceWith(block);
-      const target = name ? block.querySelector<HTMLElement>(`[data-focus="${CSS.escape(name)}"]`) : null;
-      if (target && !target.hasAttribute('disabled')) target.focus({ preventScroll: true });
-      else view.el.focus({ preventScroll: true });
-    }
-    return block;
   }
 
   private renderDetailsHead(): void {

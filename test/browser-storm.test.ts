@@ -249,8 +249,11 @@ describe('launcher UI: a storm of one studio\'s job events', () => {
         }
       }
       await page.setViewportSize({ width: 1280, height: 900 });
+      // Half of the burst moves the rows in view, so the pictures show bars in motion.
+      const inView = await page.locator('li.job[data-studio="storm"]').evaluateAll((els) => els.map((el) => (el as HTMLElement).dataset.job!));
       const burst = bounded(600, CONCURRENCY, async (i) => {
-        const res = await storm.call('PATCH', `/jobs/${ids[50 + (i % (JOBS - 50))]}`, { progress_num: 1 + (i % 4) });
+        const id = i % 2 === 0 ? inView[(i / 2) % inView.length]! : ids[50 + (i % (JOBS - 50))]!;
+        const res = await storm.call('PATCH', `/jobs/${id}`, { progress_num: 1 + (i % 4) });
         assert.equal(res.status, 200, res.text);
       }, 3000);
       for (const width of [1280, 800]) {
@@ -275,6 +278,12 @@ describe('launcher UI: a storm of one studio\'s job events', () => {
       await page.keyboard.press('Enter');
       await page.waitForFunction(() => document.querySelectorAll('li.job[data-studio="storm"]').length === 5);
       assert.equal(await calmJobRow.count(), 1);
+
+      // A fresh load: the newest 100 jobs overall are all the storm's, yet the other studio's older running job is there.
+      await page.reload();
+      await calmJobRow.waitFor();
+      await more.waitFor();
+      assert.equal(await page.locator('li.job[data-studio="storm"]').count(), 5);
       assert.deepEqual(errors, []);
     } finally {
       storm.close();

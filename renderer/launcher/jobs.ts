@@ -123,6 +123,7 @@ export class JobsList {
       const known = this.jobs.get(job.id);
       if (!known || known.updated_at <= job.updated_at) {
         this.jobs.set(job.id, job);
+        if (isFinished(job.state)) this.cancelling.delete(job.id); // it ended while the channel was down
         this.pending.add(job.id);
       }
     }

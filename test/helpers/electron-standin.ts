@@ -15,8 +15,8 @@ import type {
  * A small stand-in of the Electron API for the shell's tests: no Electron
  * binary can be had on these machines. It implements the part of the real
  * API (the `electron` package's declarations, main/electron-api.ts) that the
- * shell calls, with the real signatures; `api()` is the one place it is cast
- * to the whole API. It does what the shell relies on and records the rest:
+ * shell calls, with the real signatures; `asReal` is the one cast to the
+ * whole API's types. It does what the shell relies on and records the rest:
  * - a window's loadURL really fetches the page over HTTP with its session's
  *   cookie jar, follows redirects (each one through `will-redirect`, which the
  *   shell may refuse), keeps Set-Cookie, then emits `did-navigate`;
@@ -27,6 +27,15 @@ import type {
  *   `close` is preventable), then will-quit, as Electron does.
  * Script in the pages does not run: what the pages do is tested in Chromium.
  */
+
+/**
+ * The one cast between the stand-in and the real API's types: the stand-in
+ * implements only the parts the shell uses (with their real signatures), and
+ * hands the shell, or receives from it, values typed as the whole.
+ */
+function asReal<T>(partial: unknown): T {
+  return partial as T;
+}
 
 class Preventable implements PreventableEvent {
   prevented = false;
@@ -48,12 +57,12 @@ export class StandInSession implements Pick<Session, 'setPermissionRequestHandle
   }
   /** A page asks for `permission`: what the shell's handler answers. */
   ask(permission: string): Promise<boolean> {
-    const handler = this.requestHandler as unknown as (contents: unknown, permission: string, callback: (granted: boolean) => void, details: unknown) => void;
+    const handler = asReal<(contents: unknown, permission: string, callback: (granted: boolean) => void, details: unknown) => void>(this.requestHandler);
     return new Promise((resolve) => handler({}, permission, resolve, { requestingUrl: '' }));
   }
   /** A page checks `permission`: what the shell's check handler says. */
   check(permission: string): boolean {
-    const handler = this.checkHandler as unknown as (contents: unknown, permission: string, origin: string, details: unknown) => boolean;
+    const handler = asReal<(contents: unknown, permission: string, origin: string, details: unknown) => boolean>(this.checkHandler);
     return handler({}, permission, '', {});
   }
   cookieHeader(): string {
@@ -292,7 +301,7 @@ export class StandIn {
 
   /**
    * The object the shell gets in place of require('electron'): the parts it
-   * calls, with the real API's parameter types, cast once (here) to the whole.
+   * calls, with the real API's parameter types, cast (asReal) to the whole.
    */
   api(): ElectronMain {
     const self = this;
@@ -320,7 +329,7 @@ export class StandIn {
       },
       shell: { openExternal: async (url: string) => void this.external.push(url) },
     };
-    return part as unknown as ElectronMain;
+    return asReal<ElectronMain>(part);
   }
 
   /** The stand-in behind a window the shell reports (ShellState's windows are typed as the real API's). */
@@ -333,7 +342,7 @@ export class StandIn {
   invoke(channel: string, frameUrl: string | null, ...args: unknown[]): Promise<unknown> {
     const handler = this.handlers.get(channel);
     if (!handler) return Promise.reject(new Error(`no handler for ${channel}`));
-    const event = { senderFrame: frameUrl === null ? null : { url: frameUrl } } as unknown as IpcMainInvokeEvent;
+    const event = asReal<IpcMainInvokeEvent>({ senderFrame: frameUrl === null ? null : { url: frameUrl } });
     return Promise.resolve().then(() => handler(event, ...args));
   }
 }

@@ -43,6 +43,9 @@ import { uiMiddleware } from './ui';
 import { studioDirs } from './data-dir';
 import { createMediaScope } from './media';
 import { recordCleanStop, takeCleanStop } from './clean-stop';
+import { lockDataDir, type DataDirLock } from './data-dir-lock';
+
+export { DataDirLockedError, type LockHolder } from './data-dir-lock';
 
 /**
  * createService() is the whole service as a plain Node library: the CLI's
@@ -122,7 +125,23 @@ export interface Service {
   readPool: { size: number; threads(): number[] };
 }
 
+/**
+ * Builds the service on its data dir. The dir's lock comes first, before
+ * anything reads or changes the dir: a second service on a dir another one
+ * runs on throws DataDirLockedError and has touched nothing (docs/api.md
+ * "One server per data dir").
+ */
 export function createService(options: ServiceOptions): Service {
+  const lock = lockDataDir(options.dataDir);
+  try {
+    return buildService(options, lock);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+function buildService(options: ServiceOptions, lock: DataDirLock): Service {
   const config: ServiceConfig = {
     dataDir: options.dataDir,
     bodyLimit: options.bodyLimit ?? 4 * MiB,
@@ -134,7 +153,7 @@ export function createService(options: ServiceOptions): Service {
   // Taken before anything changes, so a crash of this run is never taken for a clean stop.
   const cleanStop = takeCleanStop(config.dataDir);
   const db = openDatabase(config.dataDir);
-  // Before anything else: process groups a crashed run left behind are ended (issue 15).
+  // Then: process groups a crashed run left behind are ended.
   const ledger = createProcessLedger(db);
   for (const orphan of ledger.endOrphans()) {
     process.stderr.write(`ended process group ${orphan.pgid} (${orphan.owner}) left running by an earlier run\n`);
@@ -430,6 +449,8 @@ export function createService(options: ServiceOptions): Service {
         db.close();
       }
       if (assets.stopsClean()) recordCleanStop(config.dataDir, assets.blobs.folders());
+      // Last: the next server may start only once this one has finished with the dir.
+      lock.release();
     },
   };
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, rmSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { createService } from '../service/app';
 import { readsOneIndexRange } from '../service/records/compile';
@@ -126,10 +126,12 @@ describe('the same answers on workers and inline (--read-workers 0)', () => {
   let inline: TestService;
   let tokens: { alpha: string; beta: string; all: string };
   const dataDir = tempDir();
+  const copyDir = tempDir();
   const requests: { name: string; method?: 'GET' | 'POST'; path: string; body?: unknown; who: keyof typeof tokens }[] = [];
 
   before(async () => {
-    // Two servers on one data dir: one with workers, one inline; same data, same cursor secret.
+    // The same data on two servers, one with workers, one inline: one data dir is filled, then copied
+    // after a clean stop (one server per data dir), so both have the same rows, tokens and cursor secret.
     workers = await startService({ dataDir, keepDataDir: true, args: ['--read-workers', '2'] });
     tokens = {
       alpha: workers.studio('alpha', ['records', 'gallery', 'assets']),
@@ -137,7 +139,6 @@ describe('the same answers on workers and inline (--read-workers 0)', () => {
       all: '',
     };
     tokens.all = workers.token('alpha', ['gallery', 'gallery.read_all', 'assets']);
-    inline = await startService({ dataDir, keepDataDir: true, args: ['--read-workers', '0'] });
     const a = client(workers.port, tokens.alpha);
     const b = client(workers.port, tokens.beta);
     const docs = [
@@ -214,11 +215,16 @@ describe('the same answers on workers and inline (--read-workers 0)', () => {
       { name: 'reclaim preview', method: 'POST', path: '/assets:reclaim', body: {}, who: 'alpha' },
       { name: 'reclaim preview of given assets', method: 'POST', path: '/assets:reclaim', body: { asset_ids: [spare.id, root.id] }, who: 'alpha' },
     );
+    assert.equal(await workers.stop(), 0);
+    cpSync(dataDir, copyDir, { recursive: true });
+    workers = await startService({ dataDir, keepDataDir: true, args: ['--read-workers', '2'] });
+    inline = await startService({ dataDir: copyDir, keepDataDir: true, args: ['--read-workers', '0'] });
   });
   after(async () => {
     await workers?.stop();
     await inline?.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(copyDir, { recursive: true, force: true });
   });
 
   /** Every page of a request on one server, following next_cursor; each answer's status and bytes. */

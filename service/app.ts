@@ -35,6 +35,7 @@ import {
   type Launcher,
 } from './launcher';
 import { createStudioProxy } from './proxy';
+import { diagnosticsRoutes } from './diagnostics';
 import { nowIso } from './core/time';
 import { rm } from 'node:fs/promises';
 import { createJobsDomain, jobRoutes, recountTaskData, type JobsDomain, type JobsOptions } from './jobs';
@@ -259,6 +260,7 @@ function buildService(options: ServiceOptions, lock: DataDirLock): Service {
     ...jobRoutes({ jobs, cursors }),
     ...timelineRoutes({ store: timeline.store, ops: timeline.ops, exporter: timeline.exporter, jobs, cursors }),
     ...launcher.routes(),
+    ...diagnosticsRoutes({ dataDir: config.dataDir, version: SERVICE_VERSION }),
   ];
 
   let port = 0;

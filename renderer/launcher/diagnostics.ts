@@ -53,7 +53,7 @@ export function diagnosticsControl(): HTMLElement {
       if (await copy(text)) {
         say('Diagnostics copied to the clipboard. Paste them into your bug report.', 'ok');
       } else {
-        const area = h('textarea', { readonly: true, rows: 8, 'aria-label': 'Diagnostics' });
+        const area = h('textarea', { readonly: true, rows: 12, 'aria-label': 'Diagnostics' });
         area.value = text;
         const close = h('button', { type: 'button' }, 'Close');
         close.addEventListener('click', () => {
@@ -65,7 +65,8 @@ export function diagnosticsControl(): HTMLElement {
         manual.hidden = false;
         area.focus();
         area.select();
-        say('This window may not use the clipboard: the diagnostics are selected below, copy them with Ctrl+C (⌘C on a Mac).', 'error');
+        area.scrollTop = 0;
+        say('This window may not use the clipboard. Copy by hand: the diagnostics are selected below (Ctrl+C, or ⌘C on a Mac).', 'error');
       }
     } catch (err) {
       say(`Could not collect diagnostics: ${err instanceof ApiFailure ? err.message : String(err)}`, 'error');
@@ -73,7 +74,8 @@ export function diagnosticsControl(): HTMLElement {
       button.disabled = false;
     }
   });
-  return h('div', { class: 'diagnostics' }, button, status, manual);
+  // The status before the button: the button keeps its place at the header's end while the words change.
+  return h('div', { class: 'diagnostics' }, status, button, manual);
 }
 
 /** The clipboard API, else the older copy command; false when neither may write. */

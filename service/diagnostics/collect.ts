@@ -83,7 +83,7 @@ const SECRET_SHAPES: [RegExp, string][] = [
   [/\bblt_[A-Za-z0-9_-]+/g, `blt_${MASK}`],
   [/\bbl_launcher_[A-Za-z0-9_-]+/g, `bl_launcher_${MASK}`],
   // An Authorization header's value, whatever the token.
-  [/\b(Bearer\s+)[^\s"',;]+/gi, `$1${MASK}`],
+  [/\b(Bearer\s+"?)[^\s"',;]+/gi, `$1${MASK}`],
   // One-time sign-in codes and short-lived read URLs' keys in a logged URL.
   [/([?&](?:code|token|key|sig|signature|access_token)=)[^&\s"'#]+/gi, `$1${MASK}`],
 ];

@@ -5,7 +5,7 @@ import { ensureDir } from './core/files';
 import { readServerInfo } from './launcher';
 
 /**
- * One server per data dir (docs/design.md "One server per data dir"): `serve`
+ * One server per data dir (docs/design.md "One server per data dir"; docs/api.md): `serve`
  * and the desktop shell hold an exclusive lock on DIR/lock.db for as long as
  * they run, taken before the service changes anything in the dir.
  *

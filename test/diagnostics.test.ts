@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { SERVICE_VERSION } from '../service/app';
 import { LOG_LINES, maskSecrets } from '../service/diagnostics';
-import { toolPath } from '../service/media';
+import { resolveTool } from '../service/media';
 import { launchChromium, newContext, saveScreenshot, SCHEMES, watchPageErrors, type Scheme } from './helpers/browser';
 import { send } from './helpers/http';
 import { startLauncher, type LauncherService } from './helpers/launcher';
@@ -54,11 +54,13 @@ describe('diagnostics', () => {
       data_dir: dir,
       database: join(dir, 'backlot.db'),
       log_dir: join(dir, 'logs'),
-      ffmpeg: toolPath('ffmpeg'),
-      // BACKLOT_FFPROBE names no file: the media module would run none, and says so.
-      ffprobe: null,
     });
-    assert.ok(d.paths.ffmpeg, 'ffmpeg is installed here');
+    assert.deepEqual(d.media_tools, {
+      ffmpeg: resolveTool('ffmpeg'),
+      // BACKLOT_FFPROBE names no file: the media module would run none, and says where that came from.
+      ffprobe: { path: null, source: 'env' },
+    });
+    assert.ok(d.media_tools.ffmpeg.path, 'ffmpeg is installed here');
     assert.deepEqual(d.log, { file: join(dir, 'logs', 'backlot.log'), present: false, lines: [] });
   });
 
@@ -146,7 +148,8 @@ describe('diagnostics', () => {
           const text = await page.evaluate(() => navigator.clipboard.readText());
           assert.match(text, new RegExp(`^Backlot ${SERVICE_VERSION} diagnostics \\(`));
           assert.ok(text.includes(`data_dir: ${svc.svc.dataDir}`));
-          assert.ok(text.includes(`ffprobe: (none)`));
+          assert.ok(text.includes('ffprobe: (none found)'));
+          assert.match(text, /^ffmpeg: \/\S+ \((path|ffmpeg-static|bundled)\)$/m);
           assert.ok(text.includes('line 299 ordinary'));
           assert.ok(!text.includes(svc.l.cred) && !text.includes(studioToken), 'no credential in the copy');
           await saveScreenshot(page, `diagnostics-copied-${width}`, scheme);

@@ -15,6 +15,7 @@ interface Diagnostics {
   generated_at: string;
   runtime: Record<string, string | number | null>;
   paths: Record<string, string | null>;
+  media_tools: Record<string, { path: string | null; source: string | null }>;
   log: { file: string; present: boolean; lines: string[] };
 }
 
@@ -27,6 +28,7 @@ export function diagnosticsText(d: Diagnostics): string {
     ...rows(d.runtime),
     '',
     ...rows(d.paths),
+    ...Object.entries(d.media_tools).map(([tool, t]) => `${tool}: ${t.path === null ? '(none found)' : `${t.path} (${t.source})`}`),
     '',
     d.log.present ? `Last ${d.log.lines.length} lines of ${d.log.file}:` : `No log file at ${d.log.file}.`,
     ...d.log.lines,

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { arch, platform, release } from 'node:os';
 import { join } from 'node:path';
 import { DB_FILE } from '../db/open';
-import { toolPath } from '../media';
+import { resolveMediaTools } from '../media';
 
 /**
  * What "Copy diagnostics" in the launcher hands a person to paste into a bug
@@ -46,9 +46,9 @@ export function collectDiagnostics(d: DiagnosticsDeps, env: NodeJS.ProcessEnv = 
       data_dir: d.dataDir,
       database: join(d.dataDir, DB_FILE),
       log_dir: logDir,
-      ffmpeg: toolPath('ffmpeg', env),
-      ffprobe: toolPath('ffprobe', env),
     },
+    // As a job would resolve them now: the path and where it came from (env, bundled, ffmpeg-static, path).
+    media_tools: resolveMediaTools(env),
     log: { file: logFile, present: tail !== null, lines: (tail ?? []).map(maskSecrets) },
   };
 }

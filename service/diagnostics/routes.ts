@@ -8,6 +8,11 @@ import { collectDiagnostics, type DiagnosticsDeps } from './collect';
  *   GET /launcher/diagnostics     versions, platform, paths, media tools, the log's last lines
  */
 
+const resolvedTool = z.object({
+  path: z.string().nullable().describe('null when none is found'),
+  source: z.enum(['env', 'bundled', 'ffmpeg-static', 'path']).nullable(),
+});
+
 const diagnostics = z.object({
   version: z.string(),
   generated_at: z.string(),
@@ -25,9 +30,10 @@ const diagnostics = z.object({
     data_dir: z.string(),
     database: z.string(),
     log_dir: z.string(),
-    ffmpeg: z.string().nullable().describe('The ffmpeg the media module would run, or null when none is found'),
-    ffprobe: z.string().nullable(),
   }),
+  media_tools: z
+    .object({ ffmpeg: resolvedTool, ffprobe: resolvedTool })
+    .describe('The ffmpeg and ffprobe the media module would run, as it resolves them for a job'),
   log: z.object({
     file: z.string(),
     present: z.boolean(),
@@ -43,7 +49,7 @@ export function diagnosticsRoutes(d: DiagnosticsDeps): Route[] {
       summary: 'Diagnostics for a bug report (the launcher)',
       description:
         'Versions (Backlot, Node, Electron when in the desktop app), platform and architecture, the data dir, database and ' +
-        'log paths, the ffmpeg and ffprobe the media module resolves, and the last lines of DIR/logs/backlot.log when it ' +
+        'log paths, the ffmpeg and ffprobe the media module resolves (path and source), and the last lines of DIR/logs/backlot.log when it ' +
         'exists. No token, credential or environment is included; credential-shaped text in log lines is blanked.',
       capability: 'launcher',
       success: { status: 200, description: 'Diagnostics', schema: diagnostics },

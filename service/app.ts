@@ -44,7 +44,7 @@ import { uiMiddleware } from './ui';
 import { studioDirs } from './data-dir';
 import { createMediaScope } from './media';
 import { recordCleanStop, takeCleanStop } from './clean-stop';
-import { lockDataDir, type DataDirLock } from './data-dir-lock';
+import { lockDataDir } from './data-dir-lock';
 
 export { DataDirLockedError, type LockHolder } from './data-dir-lock';
 
@@ -134,15 +134,18 @@ export interface Service {
  */
 export function createService(options: ServiceOptions): Service {
   const lock = lockDataDir(options.dataDir);
+  let service: Service;
   try {
-    return buildService(options, lock);
+    service = buildService(options);
   } catch (err) {
     lock.release();
     throw err;
   }
+  // Released last, however the stop went: the next server may start only once this one is done with the dir.
+  return { ...service, close: () => service.close().finally(() => lock.release()) };
 }
 
-function buildService(options: ServiceOptions, lock: DataDirLock): Service {
+function buildService(options: ServiceOptions): Service {
   const config: ServiceConfig = {
     dataDir: options.dataDir,
     bodyLimit: options.bodyLimit ?? 4 * MiB,
@@ -451,8 +454,6 @@ function buildService(options: ServiceOptions, lock: DataDirLock): Service {
         db.close();
       }
       if (assets.stopsClean()) recordCleanStop(config.dataDir, assets.blobs.folders());
-      // Last: the next server may start only once this one has finished with the dir.
-      lock.release();
     },
   };
 }

@@ -74,7 +74,12 @@ export function lockDataDir(dataDir: string): DataDirLock {
     db.transaction(() => db.pragma(`user_version = ${process.pid}`)).immediate();
   } catch (err) {
     db.close();
-    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+    const code = (err as { code?: string }).code;
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
+      // Never removed here: a file another process holds must stay the one it holds.
+      throw new Error(`The data dir's lock file ${file} is damaged (${(err as Error).message}). If no Backlot server runs on ${dataDir}, remove that file and start again.`);
+    }
+    if (code !== 'SQLITE_BUSY') throw err;
     throw new DataDirLockedError(dataDir, holderInfo(dataDir, headerPid(file)));
   }
   const { dev, ino } = statSync(file);

@@ -196,3 +196,16 @@ test('a failed start lets go of the lock', () => {
   }
 });
 
+test('a damaged lock file is an error that says what to do, and is left in place', async () => {
+  const dataDir = tempDir();
+  try {
+    const junk = 'not a database, by far'.repeat(100);
+    writeFileSync(join(dataDir, 'lock.db'), junk);
+    assert.throws(() => createService({ dataDir, readWorkers: 0 }), /lock file .*lock\.db is damaged .*remove that file and start again/);
+    assert.equal(readFileSync(join(dataDir, 'lock.db'), 'utf8'), junk);
+    rmSync(join(dataDir, 'lock.db'));
+    await createService({ dataDir, readWorkers: 0 }).close();
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -35,6 +35,7 @@ import {
   type Launcher,
 } from './launcher';
 import { createStudioProxy } from './proxy';
+import { diagnosticsRoutes } from './diagnostics';
 import { nowIso } from './core/time';
 import { rm } from 'node:fs/promises';
 import { createJobsDomain, jobRoutes, recountTaskData, type JobsDomain, type JobsOptions } from './jobs';
@@ -43,6 +44,9 @@ import { uiMiddleware } from './ui';
 import { studioDirs } from './data-dir';
 import { createMediaScope } from './media';
 import { recordCleanStop, takeCleanStop } from './clean-stop';
+import { lockDataDir } from './data-dir-lock';
+
+export { DataDirLockedError, type LockHolder } from './data-dir-lock';
 
 /**
  * createService() is the whole service as a plain Node library: the CLI's
@@ -122,7 +126,26 @@ export interface Service {
   readPool: { size: number; threads(): number[] };
 }
 
+/**
+ * Builds the service on its data dir. The dir's lock comes first, before
+ * anything reads or changes the dir: a second service on a dir another one
+ * runs on throws DataDirLockedError and has touched nothing (docs/api.md
+ * "One server per data dir").
+ */
 export function createService(options: ServiceOptions): Service {
+  const lock = lockDataDir(options.dataDir);
+  let service: Service;
+  try {
+    service = buildService(options);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  // Released last, however the stop went: the next server may start only once this one is done with the dir.
+  return { ...service, close: () => service.close().finally(() => lock.release()) };
+}
+
+function buildService(options: ServiceOptions): Service {
   const config: ServiceConfig = {
     dataDir: options.dataDir,
     bodyLimit: options.bodyLimit ?? 4 * MiB,
@@ -134,7 +157,7 @@ export function createService(options: ServiceOptions): Service {
   // Taken before anything changes, so a crash of this run is never taken for a clean stop.
   const cleanStop = takeCleanStop(config.dataDir);
   const db = openDatabase(config.dataDir);
-  // Before anything else: process groups a crashed run left behind are ended (issue 15).
+  // Then: process groups a crashed run left behind are ended.
   const ledger = createProcessLedger(db);
   for (const orphan of ledger.endOrphans()) {
     process.stderr.write(`ended process group ${orphan.pgid} (${orphan.owner}) left running by an earlier run\n`);
@@ -240,6 +263,7 @@ export function createService(options: ServiceOptions): Service {
     ...jobRoutes({ jobs, cursors }),
     ...timelineRoutes({ store: timeline.store, ops: timeline.ops, exporter: timeline.exporter, jobs, cursors }),
     ...launcher.routes(),
+    ...diagnosticsRoutes({ dataDir: config.dataDir, version: SERVICE_VERSION }),
   ];
 
   let port = 0;

@@ -9,7 +9,7 @@ import { startService, tempDir, type TestService } from './helpers/service';
 
 /**
  * A media file is probed (and so exported) as itself only (docs/security.md,
- * Hostile input). ffmpeg recognises an HLS playlist or an ffconcat script by
+ * Inputs: ffmpeg and ffprobe). ffmpeg recognises an HLS playlist or an ffconcat script by
  * its text whatever the file's name, and then reads the files it names
  * beside it: uploaded as a video, such a file naming studio alpha's blob
  * (`<sha256>.mp4`, beside it in the blob store) was probed as alpha's video,

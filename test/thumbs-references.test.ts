@@ -8,7 +8,7 @@ import { startService, tempDir, type TestService } from './helpers/service';
 
 /**
  * A thumbnail renders its own bytes and nothing else (docs/security.md,
- * Thumbnails). Studio beta uploads SVGs that name other files: studio alpha's
+ * Inputs: thumbnails). Studio beta uploads SVGs that name other files: studio alpha's
  * PNG and SVG in the blob store (by the name they have there, relative,
  * through `../`, absolute), a PNG elsewhere on the disk; through `<image>`,
  * `<use>`, `<feImage>`, CSS `url()` in an attribute and in `<style>`. Each

@@ -6,7 +6,7 @@ import { decoderInput, looksLikeSvg } from './svg-sanitise';
  * What the image decoder (sharp) is handed for a stored or uploaded file:
  * its bytes, never its path, so no loader has a folder to resolve a name in,
  * with SVG rebuilt without external references first (svg-sanitise.ts).
- * docs/security.md, Thumbnails.
+ * docs/security.md, Inputs: thumbnails.
  */
 
 /** Larger images are not read whole: no thumbnail, and only a raster is probed, from its path. */

@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 
 /**
  * SVG with every external reference taken out, before any decoder sees it
- * (docs/security.md, Thumbnails). An SVG names other files by `href`/`src`,
+ * (docs/security.md, Inputs: thumbnails). An SVG names other files by `href`/`src`,
  * CSS `url(...)` and `@import`, `xml:base`, `<?xml-stylesheet?>`, and
  * external entities and DTDs; librsvg resolves such names beside the file, so
  * an SVG in the blob store could draw another studio's image into its own

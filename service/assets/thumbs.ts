@@ -20,7 +20,7 @@ import { decoderBytes } from './decoder-input';
  *   has no folder to resolve a name in, and SVG is first rebuilt without any
  *   external reference (svg-sanitise.ts). An SVG naming `<sha256>.png` beside
  *   it in the blob store once drew another studio's image into its thumbnail
- *   (docs/security.md, Thumbnails). An image larger than MAX_DECODED_BYTES
+ *   (docs/security.md, Inputs: thumbnails). An image larger than MAX_DECODED_BYTES
  *   gets no thumbnail (decoder-input.ts).
  */
 

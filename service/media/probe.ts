@@ -40,7 +40,7 @@ export const MAX_CONCURRENT_PROBES = 4;
  * (hls, dash, ffconcat, which ffmpeg recognises by their text whatever the
  * file's name) are left out: an uploaded file holding one would have ffprobe
  * read the files it names beside it in the blob store, other studios' too,
- * and the export after it (docs/security.md, Hostile input). A file that no
+ * and the export after it (docs/security.md, Inputs: ffmpeg and ffprobe). A file that no
  * listed demuxer takes cannot be probed, so it never reaches an export. No
  * protocol but `file` either.
  */

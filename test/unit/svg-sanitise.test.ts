@@ -5,7 +5,7 @@ import { decoderInput, keepReference, sanitiseCss, sanitiseSvg } from '../../ser
 
 /**
  * The SVG sanitiser (service/assets/svg-sanitise.ts) as tables: input, and
- * the exact text it becomes (or null: refused). docs/security.md, Thumbnails.
+ * the exact text it becomes (or null: refused). docs/security.md, Inputs: thumbnails.
  */
 
 const SVG = (body: string) => `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">${body}</svg>`;

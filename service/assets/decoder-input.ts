@@ -1,15 +1,16 @@
 import { open } from 'node:fs/promises';
 import { ApiError } from '../core/errors';
-import { decoderInput, looksLikeSvg } from './svg-sanitise';
+import { decoderInput, looksLikeSvg, MAX_CHARS } from './svg-sanitise';
 
 /**
- * What the image decoder (sharp) is handed for a stored or uploaded file:
- * its bytes, never its path, so no loader has a folder to resolve a name in,
- * with SVG rebuilt without external references first (svg-sanitise.ts).
- * docs/security.md, Inputs: thumbnails.
+ * What the image decoder (sharp) is handed for a stored or uploaded file. A
+ * thumbnail's render gets the bytes, never the path, so no loader has a
+ * folder to resolve a name in; SVG is rebuilt without external references
+ * first (svg-sanitise.ts). The upload probe reads only a size, so a raster
+ * keeps its path there. docs/security.md, Inputs: thumbnails.
  */
 
-/** Larger images are not read whole: no thumbnail, and only a raster is probed, from its path. */
+/** Larger images get no thumbnail. */
 export const MAX_DECODED_BYTES = 256 * 1024 * 1024;
 const SNIFF_BYTES = 64 * 1024;
 
@@ -23,17 +24,17 @@ export async function decoderBytes(file: string): Promise<Buffer> {
 }
 
 /**
- * The upload probe's input: the bytes as for a thumbnail; past
- * MAX_DECODED_BYTES the path, but only for what cannot be SVG (no `<svg` near
- * the start, not gzip): raster loaders read their one file. Null: SVG that
- * cannot be read safely, or too large to be read whole.
+ * The upload probe's input, which only needs the header of a raster: the path
+ * for what cannot be SVG (no `<svg` near the start, not gzip), whose loader
+ * reads that one file; SVG as for a thumbnail, from its bytes (at most
+ * MAX_CHARS of them). Null: SVG that cannot be read safely, or too large.
  */
 export async function probeInput(file: string): Promise<Buffer | string | null> {
-  const bytes = await readUpTo(file, MAX_DECODED_BYTES);
-  if (bytes !== null) return decoderInput(bytes);
   const head = (await readUpTo(file, SNIFF_BYTES, true))!;
   const gzip = head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b;
-  return gzip || looksLikeSvg(head) ? null : file;
+  if (!gzip && !looksLikeSvg(head)) return file;
+  const bytes = await readUpTo(file, MAX_CHARS);
+  return bytes === null ? null : decoderInput(bytes);
 }
 
 /** The file's bytes, or null when larger than `max` (with `head`, its first `max` bytes). */

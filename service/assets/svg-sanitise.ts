@@ -28,8 +28,8 @@ import { gunzipSync } from 'node:zlib';
  *   than a guess.
  */
 
-/** Text larger than this (after expansion too) is refused. */
-export const MAX_CHARS = 32 * 1024 * 1024;
+/** Text larger than this (after expansion too) is refused: the rebuild runs on the main thread (a few hundred ms at this size). */
+export const MAX_CHARS = 8 * 1024 * 1024;
 /** Entities inside entities, and SVG in data: URIs inside SVG, at most this deep. */
 const MAX_DEPTH = 8;
 /** Entity expansions in one document, at most (a billion laughs stops here). */
@@ -37,7 +37,11 @@ const MAX_EXPANSIONS = 10_000;
 /** What librsvg and libvips look for to call bytes SVG, searched in this many leading bytes. */
 const SNIFF_BYTES = 64 * 1024;
 
-const NAME = /^[A-Za-z_][A-Za-z0-9._:-]*/;
+/** The same, sticky: read at `lastIndex` without copying the text. */
+const NAME_AT = /[A-Za-z_][A-Za-z0-9._:-]*/y;
+const SPACE_AT = /\s*/y;
+const EQUALS_AT = /\s*=\s*(["'])/y;
+const END_AT = /\s*>/y;
 const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', apos: "'", quot: '"' };
 const MISSING = 'url(#missing)';
 
@@ -85,6 +89,7 @@ export function sanitiseSvg(text: string, depth = 0): string | null {
 
 /** CSS text without `@import` and with every `url()`/`src()` to anything but `#...` or `data:` replaced. */
 export function sanitiseCss(css: string, depth = 0): string {
+  if (!/[\\/@(]/.test(css)) return css; // nothing to decode, no comment, rule or function
   const plain = decodeCssEscapes(css).replace(/\/\*[\s\S]*?(\*\/|$)/g, ' ');
   const noImport = plain.replace(/@import\b[^;]*(;|$)/gi, '');
   const inert = noImport.replace(/(-webkit-)?(image-set|image|cross-fade)\s*\(/gi, 'x-removed(');
@@ -140,26 +145,28 @@ interface Scope {
   expansions: number;
 }
 
+/** The output, one growing string (V8 joins them cheaply, and millions of small parts in an array cost their collection). */
 class Writer {
-  private parts: string[] = [];
-  private size = 0;
+  private out = '';
   push(s: string): void {
-    this.size += s.length;
-    if (this.size > MAX_CHARS) throw new Unreadable('too large');
-    this.parts.push(s);
+    if (this.out.length + s.length > MAX_CHARS) throw new Unreadable('too large');
+    this.out += s;
   }
   text(): string {
-    return this.parts.join('');
+    return this.out;
   }
 }
 
 /** Content, as the document's top level (`expanding` 0) or an entity's text expanded inside it. */
 function readContent(src: string, scope: Scope, expanding: number): void {
   let i = 0;
+  // Where the next `<` and `&` are, found again only once passed: one scan of the text, not one per reference.
+  let lt = -1;
+  let amp = -1;
   while (i < src.length) {
-    const lt = src.indexOf('<', i);
-    const amp = src.indexOf('&', i);
-    const next = Math.min(lt < 0 ? src.length : lt, amp < 0 ? src.length : amp);
+    if (lt < i) lt = indexOrEnd(src, '<', i);
+    if (amp < i) amp = indexOrEnd(src, '&', i);
+    const next = Math.min(lt, amp);
     if (next > i) charData(src.slice(i, next), scope);
     i = next;
     if (i >= src.length) break;
@@ -178,9 +185,9 @@ function readContent(src: string, scope: Scope, expanding: number): void {
     } else if (src.startsWith('<?', i)) {
       i = after(src, '?>', i + 2);
     } else if (src.startsWith('</', i)) {
-      const name = NAME.exec(src.slice(i + 2))?.[0];
+      const name = matchAt(NAME_AT, src, i + 2)?.[0];
       if (!name) throw new Unreadable('end tag');
-      const close = /^\s*>/.exec(src.slice(i + 2 + name.length, i + 2 + name.length + 256));
+      const close = matchAt(END_AT, src, i + 2 + name.length);
       if (!close) throw new Unreadable('end tag');
       if (scope.style && localName(name) === 'style') {
         scope.out.push(escapeText(sanitiseCss(scope.style.text, scope.depth)));
@@ -192,6 +199,11 @@ function readContent(src: string, scope: Scope, expanding: number): void {
       i = startTag(src, i + 1, scope);
     }
   }
+}
+
+function indexOrEnd(src: string, char: string, from: number): number {
+  const at = src.indexOf(char, from);
+  return at < 0 ? src.length : at;
 }
 
 function charData(text: string, scope: Scope): void {
@@ -233,19 +245,19 @@ function invalid(): never {
 }
 
 function startTag(src: string, at: number, scope: Scope): number {
-  const name = NAME.exec(src.slice(at, at + 256))?.[0];
+  const name = matchAt(NAME_AT, src, at)?.[0];
   if (!name) throw new Unreadable('tag');
   let i = at + name.length;
   const attrs: string[] = [];
   for (;;) {
-    const ws = /^\s*/.exec(src.slice(i, i + 4096))![0];
+    const ws = matchAt(SPACE_AT, src, i)![0];
     i += ws.length;
     if (src.startsWith('/>', i) || src[i] === '>') break;
     if (ws === '') throw new Unreadable('attribute');
-    const attr = NAME.exec(src.slice(i, i + 256))?.[0];
+    const attr = matchAt(NAME_AT, src, i)?.[0];
     if (!attr) throw new Unreadable('attribute');
     i += attr.length;
-    const eq = /^\s*=\s*(["'])/.exec(src.slice(i, i + 4096));
+    const eq = matchAt(EQUALS_AT, src, i);
     if (!eq) throw new Unreadable('attribute');
     i += eq[0].length;
     const close = src.indexOf(eq[1]!, i);
@@ -266,8 +278,14 @@ function startTag(src: string, at: number, scope: Scope): number {
   return i;
 }
 
+function matchAt(re: RegExp, src: string, at: number): RegExpExecArray | null {
+  re.lastIndex = at;
+  return re.exec(src);
+}
+
 /** An attribute's value as the parser would see it: references replaced, whitespace characters as spaces. */
 function attributeValue(raw: string, scope: Scope, expanding: number): string {
+  if (!/[<&\t\n\r]/.test(raw)) return raw;
   if (raw.includes('<')) throw new Unreadable('< in attribute');
   if (expanding > MAX_DEPTH || scope.expansions > MAX_EXPANSIONS) throw new Unreadable('too many entities');
   let out = '';
@@ -382,11 +400,12 @@ function localName(name: string): string {
 }
 
 function escapeText(text: string): string {
+  if (!/[&<>]/.test(text)) return text;
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
 function escapeAttribute(text: string): string {
-  return escapeText(text).replace(/"/g, '&quot;');
+  return text.includes('"') ? escapeText(text).replace(/"/g, '&quot;') : escapeText(text);
 }
 
 // ---- CSS -------------------------------------------------------------------------

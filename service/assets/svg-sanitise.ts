@@ -34,7 +34,7 @@ export const MAX_CHARS = 8 * 1024 * 1024;
 const MAX_DEPTH = 8;
 /** Entity expansions in one document, at most (a billion laughs stops here). */
 const MAX_EXPANSIONS = 10_000;
-/** What librsvg and libvips look for to call bytes SVG, searched in this many leading bytes. */
+/** `<svg` is searched for in this many leading bytes of what does not start as text. */
 const SNIFF_BYTES = 64 * 1024;
 
 /** The same, sticky: read at `lastIndex` without copying the text. */
@@ -66,10 +66,29 @@ export function decoderInput(bytes: Buffer): Buffer | null {
   return text === null ? null : Buffer.from(text, 'utf8');
 }
 
-/** Whether a decoder could take these bytes for SVG: `<svg` near the start, in any case. */
+/**
+ * Whether a decoder could take these bytes for SVG. libvips does for text that
+ * has `<svg` anywhere, however far on (a long comment first is enough), so:
+ * anything that starts as text (after a UTF-8 byte-order mark), and anything
+ * with `<svg` near the start, unless it starts with a raster format's magic
+ * (PNG, JPEG, GIF, WebP, TIFF, HEIF/AVIF), which no decoder reads as SVG.
+ */
 export function looksLikeSvg(bytes: Buffer): boolean {
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  const head = bytes.subarray(start, start + 24);
+  if (RASTER_MAGIC.some((magic) => magic(bytes))) return false;
+  if (head.length > 0 && head.every((b) => b === 0x09 || b === 0x0a || b === 0x0d || (b >= 0x20 && b <= 0x7e))) return true;
   return bytes.subarray(0, SNIFF_BYTES).toString('latin1').toLowerCase().includes('<svg');
 }
+
+const RASTER_MAGIC: ((b: Buffer) => boolean)[] = [
+  (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
+  (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff,
+  (b) => b.subarray(0, 4).toString('latin1') === 'GIF8',
+  (b) => b.subarray(0, 4).toString('latin1') === 'RIFF' && b.subarray(8, 12).toString('latin1') === 'WEBP',
+  (b) => ['II*\0', 'MM\0*'].includes(b.subarray(0, 4).toString('latin1')),
+  (b) => b.subarray(4, 8).toString('latin1') === 'ftyp',
+];
 
 /** The SVG text rebuilt without external references (see the file comment), or null. */
 export function sanitiseSvg(text: string, depth = 0): string | null {

@@ -136,6 +136,13 @@ describe('decoderInput: which bytes are SVG', () => {
     assert.equal(decoderInput(Buffer.from(svg))!.toString(), SVG('<image/>'));
     assert.equal(decoderInput(gzipSync(svg))!.toString(), SVG('<image/>'));
   });
+  test('what libvips would take for SVG is rebuilt: <svg past a long comment, after a byte-order mark; a raster with <svg inside is not', () => {
+    const far = Buffer.from(`<!--${'x'.repeat(200_000)}-->${SVG('<image href="x.png"/>')}`);
+    assert.equal(decoderInput(far)!.toString(), SVG('<image/>'));
+    assert.equal(decoderInput(Buffer.from(`\uFEFF${SVG('<image href="x.png"/>')}`))!.toString(), SVG('<image/>'));
+    const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.from('tEXt<svg>')]);
+    assert.equal(decoderInput(png), png);
+  });
   test('text with <svg somewhere near the start that cannot be read is refused, not passed on', () => {
     assert.equal(decoderInput(Buffer.from('hello <svg><image href="x.png"')), null);
     assert.equal(decoderInput(Buffer.from([0x1f, 0x8b, 0, 0])), null);

@@ -404,6 +404,13 @@ function buildService(options: ServiceOptions): Service {
             refuseUpgrade(socket, ApiError.notFound('An upgrade on the service\'s own origin'));
             return;
           }
+          // The paths the service answers itself on a studio's origin never reach the studio's
+          // server, upgrades included (docs/security.md, Studios). The path is read as Koa reads
+          // it for every other request (raw, case-sensitive), so both kinds go the same way.
+          if (isServicePath(koaPath(app, req))) {
+            refuseUpgrade(socket, ApiError.notFound('The path'));
+            return;
+          }
           proxy.upgrade(studioId, req, socket, head);
         });
         s.once('error', (err) => {
@@ -516,6 +523,22 @@ function isStudioNavigation(ctx: Context, port: number): boolean {
   if (ctx.path.startsWith(`${API_PREFIX}/`) || ctx.path === API_PREFIX || ctx.path.startsWith(`${BACKLOT_PREFIX}/`)) return false;
   const host = classifyAuthority(ctx.get('Host'), port);
   return host?.kind === 'studio';
+}
+
+/**
+ * Whether a path on a studio's origin is the service's own: `/_backlot` and
+ * `/api/v1` and everything under them. The same test the studio-origin
+ * middleware applies to requests, for upgrades.
+ */
+function isServicePath(path: string): boolean {
+  return [BACKLOT_PREFIX, API_PREFIX].some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+}
+
+/** A request's path exactly as Koa's `ctx.path` gives it (not decoded, not normalised). */
+function koaPath(app: Koa, req: import('node:http').IncomingMessage): string {
+  const request = Object.create(app.request) as { req: typeof req; path: string };
+  request.req = req;
+  return request.path;
 }
 
 /** An upgrade the service will not pass on: the error body, then the connection ends. */

@@ -5,6 +5,7 @@ import { DiskPanel } from './disk';
 import { JobsList, PER_STUDIO, type Job } from './jobs';
 import { problem, showProblem } from './problem';
 import { installForm, onStudiosChanged, setStudios, studioById, studioEvent, studioList, type Studio } from './studios';
+import { diagnosticsControl } from './diagnostics';
 
 /**
  * The launcher UI: studios (install, start, stop, open, uninstall) and every studio's
@@ -99,7 +100,7 @@ function signedOut(): void {
 async function boot(): Promise<void> {
   replace(
     root,
-    h('header', { class: 'top' }, h('h1', {}, 'Backlot'), h('span', { class: 'muted' }, 'Your local studios')),
+    h('header', { class: 'top' }, h('h1', {}, 'Backlot'), h('span', { class: 'muted' }, 'Your local studios'), diagnosticsControl()),
     problem,
     h('main', { class: 'columns' },
       h('section', { class: 'panel', 'aria-labelledby': 'studios-title' }, h('h2', { id: 'studios-title' }, 'Studios'), installForm(), studioList),

@@ -8,6 +8,7 @@ export type { LiveChild, MediaScope, RunOptions, RunResult } from './run';
 export {
   MAX_CONCURRENT_PROBES,
   MAX_PROBE_OUTPUT_BYTES,
+  PROBE_FORMATS,
   PROBE_TIMEOUT_MS,
   ProbeError,
   normalizeProbe,

@@ -1,7 +1,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openAdmin, STUDIO_ID_PATTERN } from '../service/admin';
-import { createService, type ServiceOptions } from '../service/app';
+import { captureOutput, createService, logFilePath, openLogFile, type ServiceOptions } from '../service/app';
 import { CAPABILITIES, isLauncherCredential } from '../service/core/auth';
 import { defaultDataDir } from '../service/data-dir';
 import { installCommand, NoServerError, startCommand, studiosTable, withServer } from './launcher';
@@ -37,7 +37,7 @@ Commands:
 
 Every command takes --data-dir DIR (default: $BACKLOT_HOME, else ${defaultDataDir({}, process.platform)}).
 Run 'backlot <command> --help' for a command's options.`,
-  serve: `Usage: backlot serve [--data-dir DIR] [--port N] [--upload-limit BYTES] [--body-limit BYTES] [--disk-headroom BYTES] [--read-workers N]
+  serve: `Usage: backlot serve [--data-dir DIR] [--port N] [--upload-limit BYTES] [--body-limit BYTES] [--disk-headroom BYTES] [--read-workers N] [--access-log] [--log-file]
 
 Runs the service on http://127.0.0.1:PORT/api/v1 and prints one ready line.
   --port N               port to listen on (default 7380; 0 picks a free one)
@@ -45,6 +45,8 @@ Runs the service on http://127.0.0.1:PORT/api/v1 and prints one ready line.
   --body-limit BYTES     largest JSON body (default 4194304, 4 MiB)
   --disk-headroom BYTES  free space an upload must leave (default 536870912, 512 MiB)
   --access-log           one line per request on stderr
+  --log-file             also write what it prints to DIR/logs/backlot.log (rotated at 5 MiB,
+                         3 kept), as the desktop app always does; also BACKLOT_LOG_FILE=1
   --read-workers N       threads for reads that grow with the data: record queries, gallery
                          lists, search and lineage, reclaim previews (default: the cores, at
                          least 2; 0 runs them on the main thread, as a baseline)
@@ -137,10 +139,16 @@ async function serve(args: string[]): Promise<void> {
       'disk-headroom': { type: 'string' },
       'access-log': { type: 'boolean' },
       'read-workers': { type: 'string' },
+      'log-file': { type: 'boolean' },
     },
     0,
     HELP.serve!,
   );
+  if (values['log-file'] === true || process.env.BACKLOT_LOG_FILE === '1') {
+    const log = openLogFile(logFilePath(dataDir));
+    captureOutput(log);
+    process.on('exit', () => log.flushSync());
+  }
   const port = integer(values.port, 'port', 0) ?? 7380;
   if (port > 65535) throw new UsageError('--port must be at most 65535.');
   const options: ServiceOptions = {

@@ -2,10 +2,12 @@ import { join } from 'node:path';
 import { createService, DataDirLockedError, type Service } from '../service/app';
 import { defaultDataDir } from '../service/data-dir';
 import { PICK_FOLDER_CHANNEL } from './bridge';
-import type { BrowserWindow, BrowserWindowOptions, ElectronMain, PreventableEvent, Session, WebContents } from './electron-api';
+import type { BrowserWindow, BrowserWindowOptions, ElectronMain, Session, WebContents } from './electron-api';
 import {
+  isGesture,
   isLauncherFrame,
   mayNavigate,
+  mayOpenExternal,
   parseShellArgs,
   popupTarget,
   studioPartition,
@@ -14,7 +16,7 @@ import {
 } from './rules';
 
 /**
- * The desktop shell (style.md 14): the main process hosts the service (the same
+ * The desktop shell: the main process hosts the service (the same
  * createService() as `bin/backlot serve`) and shows its pages. Everything a
  * person sees is a page of the service (renderer/), so it behaves the same in
  * any browser; this file only decides which window shows what.
@@ -29,6 +31,9 @@ import {
  *   own session partition; no window keeps an opener handle on another.
  * - Every window: context isolation, sandbox, no Node, web security on, no
  *   <webview>, no permissions, no navigation off its own origin.
+ * - An address goes to the browser only just after a click or key press in the
+ *   window, never a loopback one, and at most once a second, five a minute
+ *   (rules.ts mayOpenExternal).
  * - Quit stops the studios and cancels running exports (service.close()) first.
  */
 
@@ -83,6 +88,9 @@ export function startShell(electron: ElectronMain, args: string[], log: Pick<Con
   /** What each page is: looked up at event time (a contents not listed may do nothing). */
   const kinds = new WeakMap<WebContents, WindowKind>();
   const lockedSessions = new WeakSet<Session>();
+  /** Per page: when the person last clicked or pressed a key in it, and its recent browser openings. */
+  const lastGesture = new WeakMap<WebContents, number>();
+  const openedExternal = new WeakMap<WebContents, number[]>();
   let quitting = false;
   let closed = false;
 
@@ -93,8 +101,19 @@ export function startShell(electron: ElectronMain, args: string[], log: Pick<Con
     s.setPermissionCheckHandler(() => false);
   };
 
-  const follow = (redirect: Redirect) => {
-    if (redirect.to === 'browser') void shell.openExternal(redirect.url).catch((err: unknown) => log.error('Opening the browser failed:', err));
+  const openInBrowser = (from: WebContents, url: string) => {
+    const now = Date.now();
+    const verdict = mayOpenExternal(lastGesture.get(from) ?? null, openedExternal.get(from) ?? [], now);
+    if (!verdict.ok) {
+      log.warn(`Not opening ${url} in the browser: ${verdict.reason}.`);
+      return;
+    }
+    openedExternal.set(from, verdict.opened);
+    void shell.openExternal(url).catch((err: unknown) => log.error('Opening the browser failed:', err));
+  };
+
+  const follow = (from: WebContents, redirect: Redirect) => {
+    if (redirect.to === 'browser') openInBrowser(from, redirect.url);
     else if (redirect.to === 'studio') openStudio(redirect.id, redirect.url);
     else if (redirect.to === 'editor') showEditor();
     else if (redirect.to === 'launcher') {
@@ -105,18 +124,22 @@ export function startShell(electron: ElectronMain, args: string[], log: Pick<Con
 
   // Every page, including ones Electron makes on its own: locked before it loads anything.
   app.on('web-contents-created', (_event, contents) => {
-    const refuse = (event: PreventableEvent, url: string) => {
+    const refuse = (event: { url: string; isMainFrame: boolean; preventDefault(): void }) => {
       const kind = kinds.get(contents);
-      if (kind && mayNavigate(kind, url, port)) return;
+      if (kind && mayNavigate(kind, event.url, port)) return;
       event.preventDefault();
-      if (kind) follow(popupTarget(kind, url, port));
+      // A frame inside the page redirected away: stopped, and it opens nothing.
+      if (kind && event.isMainFrame) follow(contents, popupTarget(kind, event.url, port));
     };
     contents.on('will-navigate', refuse);
     contents.on('will-redirect', refuse);
     contents.on('will-attach-webview', (event) => event.preventDefault());
+    contents.on('input-event', (_event, input) => {
+      if (isGesture(input)) lastGesture.set(contents, Date.now());
+    });
     contents.setWindowOpenHandler(({ url }) => {
       const kind = kinds.get(contents);
-      if (kind) follow(popupTarget(kind, url, port));
+      if (kind) follow(contents, popupTarget(kind, url, port));
       return { action: 'deny' };
     });
   });

@@ -577,3 +577,6 @@ function toApiError(err: unknown, ctx: Context, requestId: string): ApiError {
   console.error(`[${requestId}] ${ctx.method} ${ctx.path} failed:`, err);
   return new ApiError(500, 'internal', `Internal error (request ${requestId}); see the service log.`);
 }
+
+/** The app's log file (DIR/logs/backlot.log) for the desktop shell and `serve --log-file`. */
+export { captureOutput, logFilePath, openLogFile, type LogFile } from './core/log-file';

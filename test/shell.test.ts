@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -14,7 +15,7 @@ import { openSse } from './helpers/sse';
 import { randomBytes } from 'node:crypto';
 
 /**
- * The desktop shell (main/shell.ts, issue 18 item 4) run against a stand-in of
+ * The desktop shell (main/shell.ts) run against a stand-in of
  * the Electron API (no Electron binary can be had here), hosting the real
  * service on a temp data dir: the lock, the windows and what they load, the
  * lock-down of navigation, pop-ups, webviews and permissions, the folder
@@ -98,6 +99,42 @@ test('an explicit --port in use is an error box and exit 1', async () => {
   }
 });
 
+test('in its own process: an uncaught error or rejection is logged to DIR/logs/backlot.log and the shell keeps serving', async () => {
+  const dir = tempDir();
+  const child = spawn(process.execPath, [join(__dirname, 'helpers', 'desktop-child.js'), '--data-dir', dir, '--port', '0'], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  try {
+    for (let i = 0; i < 500 && !/READY /.test(stdout) && child.exitCode === null; i++) await sleep(20);
+    const url = /READY (\S+)/.exec(stdout)?.[1];
+    assert.ok(url, `ready\n${stdout}\n${stderr}`);
+    child.stdin.write('throw\nreject\n');
+    for (let i = 0; i < 250 && !/a rejection nobody awaited/.test(stderr); i++) await sleep(20);
+    assert.equal(child.exitCode, null, 'still running');
+    const res = await fetch(`${url}/api/v1/openapi.json`);
+    assert.equal(res.status, 200, 'still serving');
+    child.stdin.write('quit\n');
+    assert.equal(await exited, 0);
+    const log = readFileSync(join(dir, 'logs', 'backlot.log'), 'utf8');
+    const stamp = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z ';
+    assert.match(log, new RegExp(`^${stamp}Backlot listening on ${url}$`, 'm'), log);
+    assert.match(log, new RegExp(`^${stamp}Uncaught exception; Backlot keeps running: Error: boom from a request callback$`, 'm'));
+    assert.match(log, /^\S+ +at Immediate\.<anonymous> .*desktop-child\.js/m, 'with its stack');
+    assert.match(log, new RegExp(`^${stamp}Unhandled rejection; Backlot keeps running: Error: a rejection nobody awaited$`, 'm'));
+    // What the shell prints on stderr is there too.
+    assert.match(log, new RegExp(`^${stamp}API ${url}/api/v1, data dir ${dir}$`, 'm'));
+    assert.equal(statSync(join(dir, 'logs', 'backlot.log')).mode & 0o777, 0o600);
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 describe('the running shell', () => {
   let electron: StandIn;
   let state: ShellState;
@@ -111,10 +148,10 @@ describe('the running shell', () => {
     electron = new StandIn();
     dir = tempDir();
     state = await startShell(electron.api(), ['--data-dir', dir, '--port', '0'], quietLog).ready;
-    launcherWin = state.launcher() as StandInWindow;
+    launcherWin = electron.own(state.launcher());
     // The launcher signs in, then the editor window is made and loads its page.
-    for (let i = 0; i < 200 && !(state.editor() as StandInWindow | null)?.loads.length; i++) await sleep(20);
-    editorWin = state.editor() as StandInWindow;
+    for (let i = 0; i < 200 && !(state.editor() && electron.own(state.editor()).loads.length); i++) await sleep(20);
+    editorWin = electron.own(state.editor());
   });
   after(async () => {
     if (!electron.app.ended) electron.app.quit();
@@ -136,15 +173,15 @@ describe('the running shell', () => {
 
   test('every window is locked: isolation, sandbox, no Node, web security, no webview tag; only the launcher has the preload', () => {
     for (const win of [launcherWin, editorWin]) {
-      const p = win.options.webPreferences;
+      const p = win.preferences;
       assert.equal(p.contextIsolation, true);
       assert.equal(p.sandbox, true);
       assert.equal(p.nodeIntegration, false);
       assert.equal(p.webSecurity, true);
       assert.equal(p.webviewTag, false);
     }
-    assert.match(launcherWin.options.webPreferences.preload ?? '', /preload\.js$/);
-    assert.equal(editorWin.options.webPreferences.preload, undefined);
+    assert.match(launcherWin.preferences.preload ?? '', /preload\.js$/);
+    assert.equal(editorWin.preferences.preload, undefined);
   });
 
   test('the editor page is loaded in a hidden window with the launcher session', () => {
@@ -161,7 +198,8 @@ describe('the running shell', () => {
     assert.equal(editorWin.isDestroyed(), false);
   });
 
-  test('navigation off the service origin is refused; an external link goes to the browser', async () => {
+  test('navigation off the service origin is refused; an external link clicked goes to the browser', async () => {
+    launcherWin.webContents.input('mouseDown');
     assert.equal(await launcherWin.webContents.navigate('https://example.com/help'), false);
     assert.deepEqual(electron.external, ['https://example.com/help']);
     assert.equal(await launcherWin.webContents.navigate('file:///etc/passwd'), false);
@@ -189,11 +227,11 @@ describe('the running shell', () => {
   test('a studio opens in its own window and session partition, never as a pop-up of the launcher', async () => {
     const answer = launcherWin.webContents.popup(studioUrl('sketchpad'));
     assert.deepEqual(answer, { action: 'deny' });
-    const win = state.studioWindows().get('sketchpad') as StandInWindow;
+    const win = electron.own(state.studioWindows().get('sketchpad'));
     assert.ok(win, 'a sketchpad window');
-    assert.equal(win.options.webPreferences.partition, 'persist:studio-sketchpad');
-    assert.equal(win.options.webPreferences.preload, undefined);
-    assert.equal(win.options.webPreferences.sandbox, true);
+    assert.equal(win.preferences.partition, 'persist:studio-sketchpad');
+    assert.equal(win.preferences.preload, undefined);
+    assert.equal(win.preferences.sandbox, true);
     assert.deepEqual(win.loads, [studioUrl('sketchpad')]);
     assert.equal(win.webContents.session, electron.session.fromPartition('persist:studio-sketchpad'));
     assert.notEqual(win.webContents.session, electron.session.defaultSession);
@@ -205,11 +243,11 @@ describe('the running shell', () => {
     assert.ok(win.focused >= 1);
     // Another studio: its own partition.
     launcherWin.webContents.popup(studioUrl('clipmaker'));
-    assert.equal((state.studioWindows().get('clipmaker') as StandInWindow).webContents.session, electron.session.fromPartition('persist:studio-clipmaker'));
+    assert.equal((electron.own(state.studioWindows().get('clipmaker'))).webContents.session, electron.session.fromPartition('persist:studio-clipmaker'));
   });
 
   test('a studio window stays on its origin: no other studio, no launcher, no editor, no login', async () => {
-    const win = state.studioWindows().get('sketchpad') as StandInWindow;
+    const win = electron.own(state.studioWindows().get('sketchpad'));
     for (const url of [studioUrl('clipmaker'), `${state.url}/`, `${state.url}/api/v1/launcher/studios`, `http://localhost:${state.port}/login?code=x`]) {
       assert.equal(await win.webContents.navigate(url), false, url);
     }
@@ -222,13 +260,72 @@ describe('the running shell', () => {
     assert.equal(await win.webContents.navigate(studioUrl('sketchpad', '/other')), true);
   });
 
+  test('a studio hands an address to the browser only just after a click or key press in its window, at most once a second', async () => {
+    const win = electron.own(state.studioWindows().get('sketchpad'));
+    const contents = win.webContents;
+    const before = electron.external.length;
+    // No input yet: script alone opens nothing, by window.open or by navigating.
+    assert.deepEqual(contents.popup('https://example.com/a'), { action: 'deny' });
+    assert.equal(await contents.navigate('https://example.com/b'), false);
+    // Moving the mouse or scrolling is no gesture.
+    contents.input('mouseMove');
+    contents.input('mouseWheel');
+    contents.popup('https://example.com/c');
+    assert.equal(electron.external.length, before, 'nothing opened without a gesture');
+    // A click: one opening.
+    contents.input('mouseDown');
+    contents.popup('https://example.com/d', 'foreground-tab');
+    assert.deepEqual(electron.external.slice(before), ['https://example.com/d']);
+    // Another click at once: the second opening within a second is refused.
+    contents.input('mouseUp');
+    contents.popup('https://example.com/e');
+    assert.deepEqual(electron.external.slice(before), ['https://example.com/d']);
+    // A second later, a key press: allowed again.
+    await sleep(1050);
+    contents.input('keyDown');
+    assert.equal(await contents.navigate('https://example.com/f'), false, 'the window itself stays');
+    assert.deepEqual(electron.external.slice(before), ['https://example.com/d', 'https://example.com/f']);
+  });
+
+  test('loopback addresses other than its own origin never reach the browser, even just after a click', async () => {
+    const win = electron.own(state.studioWindows().get('clipmaker'));
+    const contents = win.webContents;
+    const before = electron.external.length;
+    const windows = electron.windows.length;
+    contents.input('mouseDown');
+    for (const url of [
+      `http://127.0.0.1:${state.port + 1}/`,
+      'http://localhost:3000/',
+      `http://sketchpad.localhost:${state.port + 1}/`,
+      'http://[::1]:8080/',
+      'http://0.0.0.0:8080/',
+      'http://127.0.0.2/',
+      `https://127.0.0.1:${state.port}/`,
+    ]) {
+      assert.deepEqual(contents.popup(url), { action: 'deny' }, url);
+      assert.equal(await contents.navigate(url), false, url);
+    }
+    assert.equal(electron.external.length, before, 'none went to the browser');
+    assert.equal(electron.windows.length, windows, 'none opened a window');
+    // The same click still opens a real external address: the refusals did not count as openings.
+    contents.popup('https://example.org/');
+    assert.deepEqual(electron.external.slice(before), ['https://example.org/']);
+  });
+
+  test("a frame inside a page redirected off the page's origin is stopped and opens nothing", () => {
+    const contents = electron.own(state.studioWindows().get('sketchpad')).webContents;
+    const before = electron.external.length;
+    contents.input('mouseDown');
+    assert.equal(contents.subframeRedirect('https://example.net/'), true);
+    assert.equal(electron.external.length, before);
+  });
+
   test('every permission is refused, in the default session and in each studio partition', async () => {
     for (const s of [electron.session.defaultSession, electron.session.fromPartition('persist:studio-sketchpad'), electron.session.fromPartition('persist:studio-clipmaker')]) {
       assert.ok(s.requestHandler && s.checkHandler, `handlers set on ${s.partition || 'default'}`);
       for (const permission of ['media', 'geolocation', 'notifications', 'clipboard-read']) {
-        const granted = await new Promise<boolean>((resolve) => s.requestHandler!(launcherWin.webContents, permission, resolve));
-        assert.equal(granted, false);
-        assert.equal(s.checkHandler!(launcherWin.webContents, permission), false);
+        assert.equal(await s.ask(permission), false);
+        assert.equal(s.check(permission), false);
       }
     }
   });

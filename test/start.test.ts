@@ -14,10 +14,11 @@ import { test } from 'node:test';
 
 const ROOT = resolve(__dirname, '..', '..');
 
+/** Whether Electron's binary was fetched (not `require('electron')`, which would start a download). */
 function electronInstalled(): boolean {
   try {
-    const binary: unknown = require(require.resolve('electron', { paths: [ROOT] }));
-    return typeof binary === 'string' && existsSync(binary);
+    const dir = join(ROOT, 'node_modules', 'electron');
+    return existsSync(join(dir, 'dist', readFileSync(join(dir, 'path.txt'), 'utf8')));
   } catch {
     return false;
   }
@@ -142,5 +143,51 @@ test('npm start falls back to the headless service', { skip: electronInstalled()
       await exited;
     }
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+/** A folder standing in for Electron's dist (ELECTRON_OVERRIDE_DIST_PATH): an `electron` that writes its arguments to args.txt. */
+function fakeElectronDist(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'backlot-electron-'));
+  writeFileSync(join(dir, 'electron'), `#!/bin/sh\nprintf '%s\\n' "$@" > "${join(dir, 'args.txt')}"\n`, { mode: 0o755 });
+  return dir;
+}
+
+test('Electron present but no better-sqlite3 build for it: says so, with the remedy, and runs the headless service (no NODE_MODULE_VERSION crash)', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'backlot-start-'));
+  const dist = fakeElectronDist();
+  const missing = join(dist, 'no-such.node');
+  const child = startHeadless(dataDir, { ELECTRON_OVERRIDE_DIST_PATH: dist, BACKLOT_SQLITE_BINDING: missing, BACKLOT_NO_BROWSER: '1' });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  try {
+    await readyLine(child);
+    assert.match(stderr, new RegExp(`Electron is installed, but BACKLOT_SQLITE_BINDING names ${missing}, which does not exist; running the headless service instead`));
+    assert.match(stderr, /npm run rebuild:electron/);
+    assert.equal(existsSync(join(dist, 'args.txt')), false, 'Electron was not started');
+    assert.equal(await stop(child), 0);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dist, { recursive: true, force: true });
+  }
+});
+
+test('Electron present with a better-sqlite3 build for it: the desktop app starts, on this folder and the arguments', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'backlot-start-'));
+  const dist = fakeElectronDist();
+  const binding = join(dist, 'better_sqlite3.node');
+  writeFileSync(binding, '');
+  const child = startHeadless(dataDir, { ELECTRON_OVERRIDE_DIST_PATH: dist, BACKLOT_SQLITE_BINDING: binding });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  try {
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    assert.equal(code, 0, stderr);
+    assert.match(stderr, new RegExp(`starting the desktop app with Electron \\(${join(dist, 'electron')}\\)`));
+    assert.deepEqual(readFileSync(join(dist, 'args.txt'), 'utf8').split('\n').filter(Boolean), [ROOT, '--port', '0', '--data-dir', dataDir]);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dist, { recursive: true, force: true });
   }
 });

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { arch, platform, release } from 'node:os';
 import { join } from 'node:path';
+import { LOG_DIR, LOG_FILE } from '../core/log-file';
 import { DB_FILE } from '../db/open';
 import { resolveMediaTools } from '../media';
 
@@ -13,9 +14,8 @@ import { resolveMediaTools } from '../media';
  * lines pass maskSecrets, which blanks anything shaped like a credential.
  */
 
-/** The desktop app's log (main/ writes and rotates it): DIR/logs/backlot.log. */
-export const LOG_DIR = 'logs';
-export const LOG_FILE = 'backlot.log';
+/** The app's log (service/core/log-file.ts writes and rotates it): DIR/logs/backlot.log. */
+export { LOG_DIR, LOG_FILE };
 /** Lines of the log returned at most, read from its last 64 KiB. */
 export const LOG_LINES = 200;
 const LOG_TAIL_BYTES = 64 * 1024;

@@ -1,29 +1,41 @@
 import { EventEmitter } from 'node:events';
 import { request } from 'node:http';
 import type {
-  BrowserWindow,
   BrowserWindowOptions,
   ElectronMain,
+  HandlerDetails,
+  InputEvent,
   IpcMainInvokeEvent,
   PreventableEvent,
   Session,
-  WebContents,
   WindowOpenAnswer,
 } from '../../main/electron-api';
 
 /**
- * A small stand-in of the Electron API (main/electron-api.ts) for the shell's
- * tests: no Electron binary can be had on these machines. It does what the
- * shell relies on and records the rest:
+ * A small stand-in of the Electron API for the shell's tests: no Electron
+ * binary can be had on these machines. It implements the part of the real
+ * API (the `electron` package's declarations, main/electron-api.ts) that the
+ * shell calls, with the real signatures; `asReal` is the one cast to the
+ * whole API's types. It does what the shell relies on and records the rest:
  * - a window's loadURL really fetches the page over HTTP with its session's
  *   cookie jar, follows redirects (each one through `will-redirect`, which the
  *   shell may refuse), keeps Set-Cookie, then emits `did-navigate`;
  * - a page's own actions are methods the test calls: `navigate(url)` (a link:
- *   `will-navigate` first), `popup(url)` (window.open through the open handler);
+ *   `will-navigate` first), `popup(url)` (window.open through the open handler),
+ *   `input(type)` (the person clicks or types: `input-event`);
  * - app.quit() runs before-quit (preventable), closes every window (its
  *   `close` is preventable), then will-quit, as Electron does.
  * Script in the pages does not run: what the pages do is tested in Chromium.
  */
+
+/**
+ * The one cast between the stand-in and the real API's types: the stand-in
+ * implements only the parts the shell uses (with their real signatures), and
+ * hands the shell, or receives from it, values typed as the whole.
+ */
+function asReal<T>(partial: unknown): T {
+  return partial as T;
+}
 
 class Preventable implements PreventableEvent {
   prevented = false;
@@ -32,7 +44,7 @@ class Preventable implements PreventableEvent {
   }
 }
 
-export class StandInSession implements Session {
+export class StandInSession implements Pick<Session, 'setPermissionRequestHandler' | 'setPermissionCheckHandler'> {
   readonly cookies = new Map<string, string>();
   requestHandler: Parameters<Session['setPermissionRequestHandler']>[0] | null = null;
   checkHandler: Parameters<Session['setPermissionCheckHandler']>[0] | null = null;
@@ -43,23 +55,45 @@ export class StandInSession implements Session {
   setPermissionCheckHandler(handler: Parameters<Session['setPermissionCheckHandler']>[0]): void {
     this.checkHandler = handler;
   }
+  /** A page asks for `permission`: what the shell's handler answers. */
+  ask(permission: string): Promise<boolean> {
+    const handler = asReal<(contents: unknown, permission: string, callback: (granted: boolean) => void, details: unknown) => void>(this.requestHandler);
+    return new Promise((resolve) => handler({}, permission, resolve, { requestingUrl: '' }));
+  }
+  /** A page checks `permission`: what the shell's check handler says. */
+  check(permission: string): boolean {
+    const handler = asReal<(contents: unknown, permission: string, origin: string, details: unknown) => boolean>(this.checkHandler);
+    return handler({}, permission, '', {});
+  }
   cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }
 }
 
-export class StandInContents extends EventEmitter implements WebContents {
+/** The event object of `will-navigate` / `will-redirect` (WebContentsWillNavigateEventParams). */
+class NavigationEvent extends Preventable {
+  readonly isSameDocument = false;
+  readonly frame = null;
+  constructor(
+    readonly url: string,
+    readonly isMainFrame: boolean,
+  ) {
+    super();
+  }
+}
+
+export class StandInContents extends EventEmitter {
   url = '';
   /** The last page fetched: status and body. */
   page: { status: number; body: string } | null = null;
-  openHandler: ((details: { url: string }) => WindowOpenAnswer) | null = null;
+  openHandler: ((details: HandlerDetails) => WindowOpenAnswer) | null = null;
   constructor(readonly session: StandInSession) {
     super();
   }
   override on(event: string, listener: (...args: any[]) => void): this {
     return super.on(event, listener);
   }
-  setWindowOpenHandler(handler: (details: { url: string }) => WindowOpenAnswer): void {
+  setWindowOpenHandler(handler: (details: HandlerDetails) => WindowOpenAnswer): void {
     this.openHandler = handler;
   }
   getURL(): string {
@@ -67,15 +101,25 @@ export class StandInContents extends EventEmitter implements WebContents {
   }
   /** A link the page follows: false when the shell refused it. */
   async navigate(url: string): Promise<boolean> {
-    const event = new Preventable();
+    const event = new NavigationEvent(url, true);
     this.emit('will-navigate', event, url);
     if (event.prevented) return false;
     return this.load(url);
   }
-  /** window.open from the page: the open handler's answer. */
-  popup(url: string): WindowOpenAnswer {
+  /** window.open from the page (or a target=_blank link: `foreground-tab`): the open handler's answer. */
+  popup(url: string, disposition: HandlerDetails['disposition'] = 'new-window'): WindowOpenAnswer {
     if (!this.openHandler) throw new Error('no window open handler');
-    return this.openHandler({ url });
+    return this.openHandler({ url, frameName: '', features: '', disposition, referrer: { url: this.url, policy: 'strict-origin-when-cross-origin' } });
+  }
+  /** The person's input reaching the page: `mouseDown`, `keyDown`, `mouseMove` ... */
+  input(type: InputEvent['type'], modifiers: InputEvent['modifiers'] = []): void {
+    this.emit('input-event', new Preventable(), { type, modifiers });
+  }
+  /** A frame inside the page is redirected (not the page itself): whether the shell stopped it. */
+  subframeRedirect(url: string): boolean {
+    const event = new NavigationEvent(url, false);
+    this.emit('will-redirect', event, url);
+    return event.prevented;
   }
   /** <webview> attaching: whether it was refused. */
   attachWebview(): boolean {
@@ -90,7 +134,7 @@ export class StandInContents extends EventEmitter implements WebContents {
       const res = await fetchWithJar(target, this.session);
       if (res.status >= 300 && res.status < 400 && res.location) {
         const next = new URL(res.location, target).href;
-        const event = new Preventable();
+        const event = new NavigationEvent(next, true);
         this.emit('will-redirect', event, next);
         if (event.prevented) return false;
         target = next;
@@ -131,8 +175,10 @@ function fetchWithJar(url: string, jar: StandInSession): Promise<{ status: numbe
   });
 }
 
-export class StandInWindow extends EventEmitter implements BrowserWindow {
+export class StandInWindow extends EventEmitter {
   readonly webContents: StandInContents;
+  /** options.webPreferences as given. */
+  readonly preferences: NonNullable<BrowserWindowOptions['webPreferences']>;
   visible: boolean;
   minimized = false;
   destroyed = false;
@@ -143,7 +189,8 @@ export class StandInWindow extends EventEmitter implements BrowserWindow {
     readonly options: BrowserWindowOptions,
   ) {
     super();
-    const partition = options.webPreferences.partition;
+    this.preferences = options.webPreferences ?? {};
+    const partition = this.preferences.partition;
     this.webContents = new StandInContents(partition ? electron.session.fromPartition(partition) : electron.session.defaultSession);
     this.visible = options.show !== false;
     electron.windows.push(this);
@@ -238,7 +285,7 @@ export class StandIn {
   readonly handlers = new Map<string, (event: IpcMainInvokeEvent, ...args: unknown[]) => unknown>();
   readonly external: string[] = [];
   readonly errorBoxes: Array<{ title: string; content: string }> = [];
-  readonly folderDialogs: Array<{ window: BrowserWindow; properties: string[] }> = [];
+  readonly folderDialogs: Array<{ window: StandInWindow; properties: string[] }> = [];
   /** What the next folder dialog answers. */
   folderAnswer: { canceled: boolean; filePaths: string[] } = { canceled: true, filePaths: [] };
   private readonly partitions = new Map<string, StandInSession>();
@@ -252,37 +299,50 @@ export class StandIn {
     },
   };
 
-  /** The object the shell gets in place of require('electron'). */
+  /**
+   * The object the shell gets in place of require('electron'): the parts it
+   * calls, with the real API's parameter types, cast (asReal) to the whole.
+   */
   api(): ElectronMain {
     const self = this;
     class BW extends StandInWindow {
       constructor(options: BrowserWindowOptions) {
         super(self, options);
       }
-      static getAllWindows(): BrowserWindow[] {
+      static getAllWindows(): StandInWindow[] {
         return [...self.windows];
       }
     }
-    return {
-      app: this.app as unknown as ElectronMain['app'],
+    const part = {
+      app: this.app,
       BrowserWindow: BW,
-      ipcMain: { handle: (channel, listener) => void this.handlers.set(channel, listener) },
+      ipcMain: {
+        handle: (channel: string, listener: (event: IpcMainInvokeEvent, ...args: any[]) => unknown) => void this.handlers.set(channel, listener),
+      },
       session: this.session,
       dialog: {
-        showErrorBox: (title, content) => void this.errorBoxes.push({ title, content }),
-        showOpenDialog: async (window, options) => {
-          this.folderDialogs.push({ window, properties: options.properties });
+        showErrorBox: (title: string, content: string) => void this.errorBoxes.push({ title, content }),
+        showOpenDialog: async (window: StandInWindow, options: { properties?: string[] }) => {
+          this.folderDialogs.push({ window, properties: options.properties ?? [] });
           return this.folderAnswer;
         },
       },
-      shell: { openExternal: async (url) => void this.external.push(url) },
+      shell: { openExternal: async (url: string) => void this.external.push(url) },
     };
+    return asReal<ElectronMain>(part);
+  }
+
+  /** The stand-in behind a window the shell reports (ShellState's windows are typed as the real API's). */
+  own(win: unknown): StandInWindow {
+    if (!(win instanceof StandInWindow)) throw new Error('not a stand-in window');
+    return win;
   }
 
   /** An ipcRenderer.invoke from a frame showing `frameUrl`. */
   invoke(channel: string, frameUrl: string | null, ...args: unknown[]): Promise<unknown> {
     const handler = this.handlers.get(channel);
     if (!handler) return Promise.reject(new Error(`no handler for ${channel}`));
-    return Promise.resolve().then(() => handler({ senderFrame: frameUrl === null ? null : { url: frameUrl } }, ...args));
+    const event = asReal<IpcMainInvokeEvent>({ senderFrame: frameUrl === null ? null : { url: frameUrl } });
+    return Promise.resolve().then(() => handler(event, ...args));
   }
 }

@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { isLauncherFrame, mayNavigate, parseShellArgs, placeOf, popupTarget, studioPartition } from '../../main/rules';
+import {
+  GESTURE_MS,
+  isGesture,
+  isLauncherFrame,
+  isLoopbackHost,
+  mayNavigate,
+  mayOpenExternal,
+  parseShellArgs,
+  placeOf,
+  popupTarget,
+  studioPartition,
+} from '../../main/rules';
 
 /** The desktop shell's rules (main/rules.ts), as tables. */
 
@@ -17,9 +28,28 @@ describe('placeOf', () => {
     [`http://Sketchpad.LOCALHOST:${P}/`, { kind: 'studio', id: 'sketchpad' }], // host names are case-insensitive
     [`http://x.localhost:${P}/`, { kind: 'other' }], // not a studio id (too short)
     [`http://a.b.localhost:${P}/`, { kind: 'other' }],
-    [`http://sketchpad.localhost:${P + 1}/`, { kind: 'external' }], // another port is not ours
-    [`https://127.0.0.1:${P}/`, { kind: 'external' }],
-    [`http://127.0.0.1:${P + 1}/`, { kind: 'external' }],
+    // Loopback that is not the service's own origin: a studio's own server, another local program.
+    [`http://sketchpad.localhost:${P + 1}/`, { kind: 'loopback' }],
+    [`https://127.0.0.1:${P}/`, { kind: 'loopback' }],
+    [`http://127.0.0.1:${P + 1}/`, { kind: 'loopback' }],
+    ['http://localhost/', { kind: 'loopback' }],
+    ['http://localhost.:8080/', { kind: 'loopback' }],
+    ['http://a.b.localhost:9/', { kind: 'loopback' }],
+    ['http://127.0.0.2:80/', { kind: 'loopback' }],
+    ['http://127.1:3000/', { kind: 'loopback' }], // the parser reads it as 127.0.0.1
+    ['http://2130706433/', { kind: 'loopback' }], // 127.0.0.1 as one number
+    ['http://0x7f.0.0.1/', { kind: 'loopback' }],
+    ['http://0.0.0.0:8080/', { kind: 'loopback' }],
+    ['http://[::1]:7380/', { kind: 'loopback' }],
+    ['http://[0:0:0:0:0:0:0:1]/', { kind: 'loopback' }],
+    ['http://[::]/', { kind: 'loopback' }],
+    ['http://[::ffff:127.0.0.1]:8000/', { kind: 'loopback' }],
+    ['http://[::ffff:0.0.0.0]/', { kind: 'loopback' }],
+    ['http://[::ffff:10.0.0.1]/', { kind: 'external' }],
+    ['http://[2001:db8::1]/', { kind: 'external' }],
+    ['http://128.0.0.1/', { kind: 'external' }],
+    ['http://localhost.example.com/', { kind: 'external' }],
+    ['http://mylocalhost/', { kind: 'external' }],
     [`http://user:pw@127.0.0.1:${P}/`, { kind: 'other' }],
     ['https://example.com/docs', { kind: 'external' }],
     ['file:///etc/passwd', { kind: 'other' }],
@@ -67,6 +97,13 @@ describe('popupTarget (also what becomes of a refused navigation)', () => {
     assert.deepEqual(popupTarget(sketchpad, `http://127.0.0.1:${P}/editor/`, P), { to: 'nowhere' });
     assert.deepEqual(popupTarget(sketchpad, 'https://example.com/', P), { to: 'browser', url: 'https://example.com/' });
   });
+  test('no window hands a loopback address other than its own origin to the browser', () => {
+    for (const from of [launcher, editor, sketchpad]) {
+      for (const url of [`http://127.0.0.1:${P + 1}/`, 'http://localhost:3000/', `http://sketchpad.localhost:${P + 1}/`, 'http://[::1]/', 'http://0.0.0.0:8080/', `https://127.0.0.1:${P}/`]) {
+        assert.deepEqual(popupTarget(from, url, P), { to: 'nowhere' }, `${from.kind} → ${url}`);
+      }
+    }
+  });
   test("the editor page opens the launcher's page in the launcher window, external pages in the browser, nothing else", () => {
     const item = `http://127.0.0.1:${P}/#gallery/01ARZ3NDEKTSV4RRFFQ69G5FAV`;
     assert.deepEqual(popupTarget(editor, item, P), { to: 'launcher', url: item });
@@ -95,5 +132,62 @@ describe('parseShellArgs', () => {
   });
   for (const bad of ['-1', '65536', '1.5', 'x', '']) {
     test(`--port ${JSON.stringify(bad)} is an error`, () => assert.throws(() => parseShellArgs(['--port', bad]), /--port must be a whole number/));
+  }
+});
+
+test('isLoopbackHost takes the parser\'s host names', () => {
+  for (const host of ['localhost', 'LOCALHOST'.toLowerCase(), 'x.localhost', 'localhost.', '127.0.0.1', '127.255.255.254', '0.0.0.0', '[::1]', '[::]', '[::ffff:7f00:1]']) {
+    assert.equal(isLoopbackHost(host), true, host);
+  }
+  for (const host of ['example.com', '10.0.0.1', '192.168.1.1', '1.2.3.4', '[2001:db8::1]', '[::ffff:a00:1]', 'localhostx', 'xlocalhost']) {
+    assert.equal(isLoopbackHost(host), false, host);
+  }
+});
+
+describe('isGesture', () => {
+  const cases: Array<[{ type: string; modifiers?: string[] }, boolean]> = [
+    [{ type: 'mouseDown' }, true],
+    [{ type: 'mouseUp' }, true],
+    [{ type: 'keyDown' }, true],
+    [{ type: 'rawKeyDown' }, true],
+    [{ type: 'gestureTap' }, true],
+    [{ type: 'touchEnd' }, true],
+    [{ type: 'pointerDown' }, true],
+    [{ type: 'keyDown', modifiers: ['isautorepeat'] }, false],
+    [{ type: 'mouseMove' }, false],
+    [{ type: 'mouseWheel' }, false],
+    [{ type: 'mouseEnter' }, false],
+    [{ type: 'keyUp' }, false],
+    [{ type: 'char' }, false],
+    [{ type: 'gestureScrollUpdate' }, false],
+  ];
+  for (const [input, expected] of cases) test(`${JSON.stringify(input)}: ${expected}`, () => assert.equal(isGesture(input), expected));
+});
+
+describe('mayOpenExternal: only just after a gesture, at most 1 a second and 5 a minute', () => {
+  const T = 1_000_000;
+  const cases: Array<[string, number | null, number[], number, boolean | RegExp]> = [
+    ['no gesture ever', null, [], T, /no click/],
+    ['a gesture just now', T - 10, [], T, true],
+    ['a gesture at the limit', T - GESTURE_MS, [], T, true],
+    ['a gesture too long ago', T - GESTURE_MS - 1, [], T, /no click/],
+    ['a gesture in the future (clock stepped back)', T + 1000, [], T, /no click/],
+    ['one opening 999 ms ago', T - 5, [T - 999], T, /more than 1 in 1 s/],
+    ['one opening 1 s ago', T - 5, [T - 1000], T, true],
+    ['four in the last minute', T - 5, [T - 50_000, T - 40_000, T - 30_000, T - 20_000], T, true],
+    ['five in the last minute', T - 5, [T - 50_000, T - 40_000, T - 30_000, T - 20_000, T - 10_000], T, /more than 5 in 60 s/],
+    ['five, the oldest a minute ago', T - 5, [T - 60_000, T - 40_000, T - 30_000, T - 20_000, T - 10_000], T, true],
+  ];
+  for (const [name, gesture, opened, now, expected] of cases) {
+    test(name, () => {
+      const verdict = mayOpenExternal(gesture, opened, now);
+      if (expected === true) {
+        assert.equal(verdict.ok, true);
+        if (verdict.ok) assert.deepEqual(verdict.opened, [...opened.filter((t) => now - t < 60_000), now]);
+      } else {
+        assert.equal(verdict.ok, false);
+        if (!verdict.ok) assert.match(verdict.reason, expected as RegExp);
+      }
+    });
   }
 });

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, newContext, saveScreenshot, SCHEMES, watchPageErrors } from './helpers/browser';
+import { launchChromium, newContext, saveScreenshot, SCHEMES, watchPageErrors, signIn } from './helpers/browser';
 import { ffmpegWrapper, freshConnections } from './helpers/export';
 import { client } from './helpers/http';
 import { startLauncher, type LauncherService } from './helpers/launcher';
@@ -100,7 +100,7 @@ describe('editor surface', { timeout: 240_000 }, () => {
     errors = watchPageErrors(page);
     const login = svc.svc.cli(['login-url']);
     assert.equal(login.code, 0, login.stderr);
-    await page.goto(login.stdout.trim());
+    await signIn(page, login.stdout);
     await page.goto(`${svc.svc.origin}/editor/`);
   });
   after(async () => {

@@ -219,6 +219,20 @@ describe('browser sign-ins: 30 days unused, --list, --revoke-all', { timeout: 12
   };
   const studios = (cred: string) => send(svc.port, { path: '/api/v1/launcher/studios', token: cred });
 
+  test('a Cookie header never matters: a junk one beside the Bearer changes nothing, the credential as a cookie opens nothing', async () => {
+    const cred = await browserSignIn(svc);
+    const junk = 'backlot_launcher=junk; backlot_launcher=also-junk';
+    assert.equal((await send(svc.port, { path: '/api/v1/launcher/studios', token: cred, headers: { Cookie: junk } })).status, 200);
+    const editor = await openSse(svc.port, '!/editor/events', cred, { 'Sec-Fetch-Site': 'same-origin', Cookie: junk });
+    try {
+      assert.equal(editor.status, 200, editor.text());
+    } finally {
+      editor.close();
+    }
+    assertError(await send(svc.port, { path: '/api/v1/launcher/studios', headers: { Cookie: `backlot_launcher=${cred}` } }), 401, 'unauthenticated');
+    assert.equal((await openSse(svc.port, '!/editor/events', undefined, { 'Sec-Fetch-Site': 'same-origin', Cookie: `backlot_launcher=${cred}` })).status, 401);
+  });
+
   test('a browser sign-in unused for 30 days opens nothing; used within them it lives on, and the use is written at most once a minute', async () => {
     const stale = await browserSignIn(svc);
     const fresh = await browserSignIn(svc);

@@ -71,7 +71,7 @@ async function spendCode(ctx: Context, d: PagesDeps): Promise<void> {
   const { code } = parseWith(loginBody, await readJsonBody(ctx.req, Math.min(d.bodyLimit(), 4096), 'bad_request'), 'body');
   if (!CODE.test(code) || !d.store.spendLoginCode(hashToken(code))) {
     throw ApiError.unauthenticated(
-      'This sign-in link does not work: it was used already, is older than two minutes, or was mistyped. Get a new one with `backlot login-url`.',
+      'This sign-in link does not work: it was used already, is older than two minutes, or was mistyped. Run backlot login-url for a new one.',
     );
   }
   ctx.status = 200;

@@ -142,9 +142,10 @@ describe('editor surface', { timeout: 240_000 }, () => {
     await page.getByRole('button', { name: 'Play clip at playhead' }).click();
     await page.waitForFunction(() => {
       const v = document.querySelector('video.viewer') as HTMLVideoElement;
-      return v.currentTime >= 0.44 && v.src.includes('/api/v1/launcher/assets/');
+      return v.currentTime >= 0.44 && v.src.includes('/api/v1/media/');
     });
-    assert.equal(await page.locator('video.viewer').evaluate((v: HTMLVideoElement) => new URL(v.src).pathname), `/api/v1/launcher/assets/${assetIds[0]}`);
+    // Through a short-lived media URL for that asset's file (docs/api.md §Media URLs).
+    assert.match(await page.locator('video.viewer').evaluate((v: HTMLVideoElement) => new URL(v.src).pathname), new RegExp(`^/api/v1/media/${assetIds[0]}\\.f\\.`));
     await page.getByRole('button', { name: 'Pause' }).click();
     assert.deepEqual(errors, []);
   });

@@ -1237,8 +1237,11 @@ function connect(): void {
     connection.dataset.state = 'disconnected';
     connection.textContent = events.readyState === EventStream.CLOSED ? 'Not connected: sign in to the launcher first (bin/backlot login-url), then reload.' : 'Reconnecting…';
   });
-  // The launcher page of this origin signed in (or out) since: start again with its credential.
-  onCredentialChange(() => location.reload());
+  // Refused (no credential yet: the desktop shell's hidden window can load before the launcher page
+  // signed in) and the launcher page of this origin has stored one since: start again with it.
+  onCredentialChange(() => {
+    if (events.readyState === EventStream.CLOSED) location.reload();
+  });
 
   // Export progress, live (every studio's jobs: only this sequence's are kept).
   const jobs = new EventStream('/api/v1/launcher/events');

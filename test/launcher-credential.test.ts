@@ -3,6 +3,9 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { migrate } from '../service/db/migrate';
+import { MIGRATIONS } from '../service/db/migrations';
+import { createLauncherCredentials } from '../service/studios';
 import { makePng, rawRequest, upload, type BytesResponse } from './helpers/assets';
 import { send } from './helpers/http';
 import { fixture, sleep, startLauncher, type LauncherClient } from './helpers/launcher';
@@ -332,4 +335,27 @@ describe('browser sign-ins: 30 days unused, --list, --revoke-all', { timeout: 12
       await send(svc.port, { method: 'POST', path: `/api/v1/launcher/jobs/${jobId}:cancel`, token: fresh });
     }
   });
+});
+
+test('migration 0012: credentials made before it become `cli`, each with its own id, last used when made, and still open; the id lookup is an index search', () => {
+  const d = new Database(':memory:');
+  d.pragma('foreign_keys = ON');
+  migrate(d, MIGRATIONS.slice(0, 11));
+  const old = ['bl_launcher_one', 'bl_launcher_two'];
+  for (const c of old) d.prepare('INSERT INTO launcher_credentials (hash, created_at) VALUES (?, ?)').run(sha(c), '2026-01-02T03:04:05.678Z');
+  assert.deepEqual(migrate(d, MIGRATIONS), [12]);
+  const rows = d.prepare('SELECT id, kind, created_at, last_used_at FROM launcher_credentials').all() as { id: string; kind: string; created_at: string; last_used_at: string }[];
+  assert.equal(rows.length, 2);
+  assert.notEqual(rows[0]!.id, rows[1]!.id);
+  for (const r of rows) {
+    assert.match(r.id, /^[0-9a-f]{12}$/);
+    assert.equal(r.kind, 'cli');
+    assert.equal(r.last_used_at, r.created_at);
+  }
+  const credentials = createLauncherCredentials(d as never, () => Date.parse('2027-06-01T00:00:00.000Z'));
+  for (const c of old) assert.ok(credentials.resolve(sha(c)), 'a cli credential does not expire by disuse');
+  assert.throws(() => d.prepare("UPDATE launcher_credentials SET kind = 'other'").run(), /CHECK/);
+  const plan = (d.prepare("EXPLAIN QUERY PLAN SELECT hash FROM launcher_credentials WHERE id = ? AND revoked_at IS NULL").all('x') as { detail: string }[]).map((r) => r.detail);
+  assert.deepEqual(plan, ['SEARCH launcher_credentials USING INDEX launcher_credentials_id (id=?)']);
+  d.close();
 });

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createService, type Service } from '../service/app';
+import { createService, DataDirLockedError, type Service } from '../service/app';
 import { defaultDataDir } from '../service/data-dir';
 import { PICK_FOLDER_CHANNEL } from './bridge';
 import type { BrowserWindow, BrowserWindowOptions, ElectronMain, PreventableEvent, Session, WebContents } from './electron-api';
@@ -277,7 +277,8 @@ export function startShell(electron: ElectronMain, args: string[], log: Pick<Con
     .then(resolveReady, (err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
       log.error(`Backlot could not start: ${message}`);
-      dialog.showErrorBox('Backlot could not start', message);
+      // Another server on the data dir (the CLI's `serve`, say): the message names its address and pid.
+      dialog.showErrorBox(err instanceof DataDirLockedError ? 'Backlot is already running on this data dir' : 'Backlot could not start', message);
       rejectReady(err);
       app.exit(1);
     });

@@ -35,6 +35,7 @@ import {
   type Launcher,
 } from './launcher';
 import { createStudioProxy } from './proxy';
+import { diagnosticsRoutes } from './diagnostics';
 import { nowIso } from './core/time';
 import { rm } from 'node:fs/promises';
 import { createJobsDomain, jobRoutes, recountTaskData, type JobsDomain, type JobsOptions } from './jobs';
@@ -43,6 +44,9 @@ import { uiMiddleware } from './ui';
 import { studioDirs } from './data-dir';
 import { createMediaScope } from './media';
 import { recordCleanStop, takeCleanStop } from './clean-stop';
+import { lockDataDir } from './data-dir-lock';
+
+export { DataDirLockedError, type LockHolder } from './data-dir-lock';
 
 /**
  * createService() is the whole service as a plain Node library: the CLI's
@@ -122,7 +126,26 @@ export interface Service {
   readPool: { size: number; threads(): number[] };
 }
 
+/**
+ * Builds the service on its data dir. The dir's lock comes first, before
+ * anything reads or changes the dir: a second service on a dir another one
+ * runs on throws DataDirLockedError and has touched nothing (docs/api.md
+ * "One server per data dir").
+ */
 export function createService(options: ServiceOptions): Service {
+  const lock = lockDataDir(options.dataDir);
+  let service: Service;
+  try {
+    service = buildService(options);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  // Released last, however the stop went: the next server may start only once this one is done with the dir.
+  return { ...service, close: () => service.close().finally(() => lock.release()) };
+}
+
+function buildService(options: ServiceOptions): Service {
   const config: ServiceConfig = {
     dataDir: options.dataDir,
     bodyLimit: options.bodyLimit ?? 4 * MiB,
@@ -134,7 +157,7 @@ export function createService(options: ServiceOptions): Service {
   // Taken before anything changes, so a crash of this run is never taken for a clean stop.
   const cleanStop = takeCleanStop(config.dataDir);
   const db = openDatabase(config.dataDir);
-  // Before anything else: process groups a crashed run left behind are ended (issue 15).
+  // Then: process groups a crashed run left behind are ended.
   const ledger = createProcessLedger(db);
   for (const orphan of ledger.endOrphans()) {
     process.stderr.write(`ended process group ${orphan.pgid} (${orphan.owner}) left running by an earlier run\n`);
@@ -244,6 +267,7 @@ export function createService(options: ServiceOptions): Service {
     ...jobRoutes({ jobs, cursors }),
     ...timelineRoutes({ store: timeline.store, ops: timeline.ops, exporter: timeline.exporter, jobs, cursors }),
     ...launcher.routes(),
+    ...diagnosticsRoutes({ dataDir: config.dataDir, version: SERVICE_VERSION }),
   ];
 
   let port = 0;
@@ -385,6 +409,13 @@ export function createService(options: ServiceOptions): Service {
             refuseUpgrade(socket, ApiError.notFound('An upgrade on the service\'s own origin'));
             return;
           }
+          // The paths the service answers itself on a studio's origin never reach the studio's
+          // server, upgrades included (docs/security.md, Studios). The path is read as Koa reads
+          // it for every other request (raw, case-sensitive), so both kinds go the same way.
+          if (isServicePath(koaPath(app, req))) {
+            refuseUpgrade(socket, ApiError.notFound('The path'));
+            return;
+          }
           proxy.upgrade(studioId, req, socket, head);
         });
         s.once('error', (err) => {
@@ -497,6 +528,22 @@ function isStudioNavigation(ctx: Context, port: number): boolean {
   if (ctx.path.startsWith(`${API_PREFIX}/`) || ctx.path === API_PREFIX || ctx.path.startsWith(`${BACKLOT_PREFIX}/`)) return false;
   const host = classifyAuthority(ctx.get('Host'), port);
   return host?.kind === 'studio';
+}
+
+/**
+ * Whether a path on a studio's origin is the service's own: `/_backlot` and
+ * `/api/v1` and everything under them. The same test the studio-origin
+ * middleware applies to requests, for upgrades.
+ */
+function isServicePath(path: string): boolean {
+  return [BACKLOT_PREFIX, API_PREFIX].some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+}
+
+/** A request's path exactly as Koa's `ctx.path` gives it (not decoded, not normalised). */
+function koaPath(app: Koa, req: import('node:http').IncomingMessage): string {
+  const request = Object.create(app.request) as { req: typeof req; path: string };
+  request.req = req;
+  return request.path;
 }
 
 /** An upgrade the service will not pass on: the error body, then the connection ends. */

@@ -6,7 +6,7 @@ import { createService, type Service } from '../service/app';
 import { openDatabase } from '../service/db/open';
 import { newId } from '../service/core/ids';
 import { INTERRUPTED_MESSAGE, type RunStep } from '../service/jobs';
-import { groupMembers } from '../service/core/process-group';
+import { groupMembers } from '../service/core/processes';
 import { createJobsStore, type JobRow } from '../service/jobs/store';
 import { client } from './helpers/http';
 import { assertError } from './helpers/scenario';

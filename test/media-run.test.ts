@@ -4,8 +4,21 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync 
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ApiError } from '../service/core/errors';
-import { killAllChildren, liveChildren, probeMedia, requireTool, runTool, toolPath, type RunResult } from '../service/media';
-import { groupMembers } from '../service/core/process-group';
+import {
+  bundledPackage,
+  findOnPath,
+  killAllChildren,
+  liveChildren,
+  probeMedia,
+  requireTool,
+  resolveMediaTools,
+  resolveTool,
+  runTool,
+  toolPath,
+  unpackedPath,
+  type RunResult,
+} from '../service/media';
+import { groupMembers } from '../service/core/processes';
 import { requireFfmpeg } from './helpers/media';
 import { ROOT, tempDir } from './helpers/service';
 import { alive, until } from './helpers/processes';
@@ -40,7 +53,7 @@ function script(name: string, body: string, mode = 0o755): string {
 /** An env in which `ffmpeg` is the given script. */
 const asFfmpeg = (file: string): NodeJS.ProcessEnv => ({ ...process.env, BACKLOT_FFMPEG: file });
 
-describe('toolPath: override, then bundled, then PATH', () => {
+describe('toolPath: override, then the packages, then PATH', () => {
   test('the real tools are found on this machine', () => {
     assert.ok(toolPath('ffmpeg'));
     assert.ok(toolPath('ffprobe'));
@@ -99,34 +112,68 @@ describe('toolPath: override, then bundled, then PATH', () => {
     writeFileSync(path.join(first, 'ffprobe'), 'not executable');
     script('bin2/ffprobe', 'exit 0');
     mkdirSync(at('ffprobe-dir'));
-    assert.equal(toolPath('ffprobe', { PATH: [first, second].join(path.delimiter) }), path.join(second, 'ffprobe'));
+    assert.equal(findOnPath('ffprobe', { PATH: [first, second].join(path.delimiter) }), path.join(second, 'ffprobe'));
     const cwd = process.cwd();
     process.chdir(dir);
     try {
-      assert.equal(toolPath('ffprobe', { PATH: ['bin2', '', '.'].join(path.delimiter) }), null);
+      assert.equal(findOnPath('ffprobe', { PATH: ['bin2', '', '.'].join(path.delimiter) }), null);
     } finally {
       process.chdir(cwd);
     }
   });
 
-  test('ffprobe has no bundled copy: not on PATH means unavailable, with advice to install ffmpeg', () => {
-    assert.equal(toolPath('ffprobe', { PATH: dir }), null);
-    assert.throws(() => requireTool('ffprobe', { PATH: dir }), (err: unknown) => {
-      assert.ok(err instanceof ApiError);
-      assert.deepEqual([err.status, err.code, err.details], [501, 'unsupported', { tool: 'ffprobe' }]);
-      assert.match(err.message, /install ffmpeg/);
-      return true;
+  const own = (tool: 'ffmpeg' | 'ffprobe') => {
+    const { name, file } = bundledPackage(tool);
+    return path.join(ROOT, 'node_modules', name, file);
+  };
+  let ffmpegStatic: string | null = null;
+  try {
+    ffmpegStatic = require('ffmpeg-static') as string | null;
+  } catch {
+    ffmpegStatic = null;
+  }
+
+  test('ffprobe without PATH is Backlot’s own copy (the @ffprobe-installer package of this platform), and it runs', () => {
+    assert.deepEqual(resolveTool('ffprobe', { PATH: dir }), { path: own('ffprobe'), source: 'bundled' });
+    assert.deepEqual(resolveTool('ffprobe', { PATH: '' }), { path: own('ffprobe'), source: 'bundled' });
+    const r = spawnSync(own('ffprobe'), ['-hide_banner', '-version'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+  });
+
+  test('ffprobe: Backlot’s own copy wins over PATH', () => {
+    assert.deepEqual(resolveTool('ffprobe', { PATH: process.env.PATH }), { path: own('ffprobe'), source: 'bundled' });
+  });
+
+  test('ffmpeg: ffmpeg-static where it installed, then PATH, then Backlot’s own copy, which runs and encodes H.264 + AAC', () => {
+    const empty = resolveTool('ffmpeg', { PATH: dir });
+    if (ffmpegStatic) assert.deepEqual(empty, { path: ffmpegStatic, source: 'ffmpeg-static' });
+    else assert.deepEqual(empty, { path: own('ffmpeg'), source: 'bundled' });
+    if (!ffmpegStatic) assert.deepEqual(resolveTool('ffmpeg', { PATH: '/usr/bin' }), { path: '/usr/bin/ffmpeg', source: 'path' });
+    const encoders = spawnSync(own('ffmpeg'), ['-hide_banner', '-encoders'], { encoding: 'utf8' });
+    assert.equal(encoders.status, 0, encoders.stderr);
+    assert.match(encoders.stdout, / libx264 /);
+    assert.match(encoders.stdout, / aac /);
+  });
+
+  test('resolveMediaTools: each tool’s path and where it came from; a bad override is `env` with no path', () => {
+    const fake = script('diag-ffmpeg', 'exit 0');
+    assert.deepEqual(resolveMediaTools({ PATH: dir, BACKLOT_FFMPEG: fake, BACKLOT_FFPROBE: at('none') }), {
+      ffmpeg: { path: fake, source: 'env' },
+      ffprobe: { path: null, source: 'env' },
     });
   });
 
-  test('ffmpeg without PATH is the bundled ffmpeg-static binary when that package is installed, else unavailable', () => {
-    let bundled: string | null = null;
-    try {
-      bundled = require('ffmpeg-static') as string | null;
-    } catch {
-      bundled = null;
-    }
-    assert.equal(toolPath('ffmpeg', { PATH: dir }), bundled);
+  test('the package of each platform and the unpacked path inside a packaged app', () => {
+    const rows: [string, NodeJS.Platform, string, { name: string; file: string }][] = [
+      ['ffmpeg', 'linux', 'x64', { name: '@ffmpeg-installer/linux-x64', file: 'ffmpeg' }],
+      ['ffprobe', 'linux', 'arm64', { name: '@ffprobe-installer/linux-arm64', file: 'ffprobe' }],
+      ['ffmpeg', 'darwin', 'arm64', { name: '@ffmpeg-installer/darwin-arm64', file: 'ffmpeg' }],
+      ['ffprobe', 'win32', 'x64', { name: '@ffprobe-installer/win32-x64', file: 'ffprobe.exe' }],
+    ];
+    for (const [tool, platform, arch, expected] of rows) assert.deepEqual(bundledPackage(tool as 'ffmpeg', platform, arch), expected);
+    const inAsar = ['', 'opt', 'Backlot', 'resources', 'app.asar', 'node_modules', '@ffprobe-installer', 'linux-x64', 'ffprobe'].join(path.sep);
+    assert.equal(unpackedPath(inAsar), inAsar.replace(`app.asar${path.sep}`, `app.asar.unpacked${path.sep}`));
+    assert.equal(unpackedPath('/usr/bin/ffprobe'), '/usr/bin/ffprobe');
   });
 });
 

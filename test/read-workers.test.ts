@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createService } from '../service/app';
 import { readsOneIndexRange } from '../service/records/compile';
@@ -121,15 +122,69 @@ describe('a worker that crashes', () => {
   });
 });
 
+describe('a read worker that cannot start: reads fall back to the serving thread', () => {
+  // BACKLOT_TEST_READ_WORKER_ENTRY (tests only) points the pool at another worker entry.
+  const broken = tempDir();
+  writeFileSync(join(broken, 'throws.js'), "throw new Error('broken on purpose');\n");
+  writeFileSync(join(broken, 'exits.js'), 'process.exit(3);\n');
+  after(() => rmSync(broken, { recursive: true, force: true }));
+  const cases = [
+    { name: 'its entry is missing', entry: join(broken, 'missing.js'), reason: /Cannot find module/ },
+    { name: 'its entry throws while it loads', entry: join(broken, 'throws.js'), reason: /broken on purpose/ },
+    { name: 'its thread exits at start', entry: join(broken, 'exits.js'), reason: /exited with code 3 before it was ready/ },
+  ];
+  for (const c of cases) {
+    test(`${c.name}: records and gallery reads answer as ever, with one warning`, async () => {
+      const svc = await startService({ args: ['--read-workers', '2'], env: { BACKLOT_TEST_READ_WORKER_ENTRY: c.entry } });
+      try {
+        const token = svc.studio('alpha', ['records', 'gallery', 'assets']);
+        const api = client(svc.port, token);
+        for (const n of [3, 1, 2]) assert.equal((await api.post('/records/c', { n, s: n === 2 ? 'y' : 'x' })).status, 201);
+        // Several reads at once: the ones queued while the workers failed are answered too.
+        const [query, page, all] = await Promise.all([
+          api.get(`/records/c?where=${encodeURIComponent('s:eq:"x"')}&order=n:asc`),
+          api.get('/records/c?order=n:desc&limit=2'),
+          api.get('/records/c'),
+        ]);
+        assert.equal(query.status, 200, query.text);
+        assert.deepEqual(query.json.items.map((r: { n: number }) => r.n), [1, 3]);
+        assert.deepEqual(page.json.items.map((r: { n: number }) => r.n), [3, 2]);
+        assert.ok(page.json.next_cursor);
+        const next = await api.get(`/records/c?order=n:desc&limit=2&cursor=${encodeURIComponent(page.json.next_cursor)}`);
+        assert.deepEqual(next.json.items.map((r: { n: number }) => r.n), [1]);
+        assert.equal(all.json.items.length, 3);
+
+        const item = await createItem(api, { asset_id: (await newAsset(svc.port, token)).id, tags: ['kept'], params: { prompt: 'sunset fallback' } });
+        const list = await api.get('/gallery/items?tag=kept');
+        assert.equal(list.status, 200, list.text);
+        assert.deepEqual(list.json.items.map((i: { id: string }) => i.id), [item.id]);
+        const found = await api.get('/gallery/items?q=sunset');
+        assert.deepEqual(found.json.items.map((i: { id: string }) => i.id), [item.id]);
+        const lineage = await api.get(`/gallery/items/${item.id}/lineage`);
+        assert.equal(lineage.status, 200, lineage.text);
+
+        const warnings = svc.stderr().split('\n').filter((line) => /read worker/.test(line));
+        assert.equal(warnings.length, 1, svc.stderr());
+        assert.match(warnings[0]!, /^read workers could not start \(.+\); reads run on the serving thread instead/);
+        assert.match(warnings[0]!, c.reason);
+      } finally {
+        await svc.stop();
+      }
+    });
+  }
+});
+
 describe('the same answers on workers and inline (--read-workers 0)', () => {
   let workers: TestService;
   let inline: TestService;
   let tokens: { alpha: string; beta: string; all: string };
   const dataDir = tempDir();
+  const copyDir = tempDir();
   const requests: { name: string; method?: 'GET' | 'POST'; path: string; body?: unknown; who: keyof typeof tokens }[] = [];
 
   before(async () => {
-    // Two servers on one data dir: one with workers, one inline; same data, same cursor secret.
+    // The same data on two servers, one with workers, one inline: one data dir is filled, then copied
+    // after a clean stop (one server per data dir), so both have the same rows, tokens and cursor secret.
     workers = await startService({ dataDir, keepDataDir: true, args: ['--read-workers', '2'] });
     tokens = {
       alpha: workers.studio('alpha', ['records', 'gallery', 'assets']),
@@ -137,7 +192,6 @@ describe('the same answers on workers and inline (--read-workers 0)', () => {
       all: '',
     };
     tokens.all = workers.token('alpha', ['gallery', 'gallery.read_all', 'assets']);
-    inline = await startService({ dataDir, keepDataDir: true, args: ['--read-workers', '0'] });
     const a = client(workers.port, tokens.alpha);
     const b = client(workers.port, tokens.beta);
     const docs = [
@@ -214,11 +268,16 @@ describe('the same answers on workers and inline (--read-workers 0)', () => {
       { name: 'reclaim preview', method: 'POST', path: '/assets:reclaim', body: {}, who: 'alpha' },
       { name: 'reclaim preview of given assets', method: 'POST', path: '/assets:reclaim', body: { asset_ids: [spare.id, root.id] }, who: 'alpha' },
     );
+    assert.equal(await workers.stop(), 0);
+    cpSync(dataDir, copyDir, { recursive: true });
+    workers = await startService({ dataDir, keepDataDir: true, args: ['--read-workers', '2'] });
+    inline = await startService({ dataDir: copyDir, keepDataDir: true, args: ['--read-workers', '0'] });
   });
   after(async () => {
     await workers?.stop();
     await inline?.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    rmSync(copyDir, { recursive: true, force: true });
   });
 
   /** Every page of a request on one server, following next_cursor; each answer's status and bytes. */

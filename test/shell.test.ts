@@ -4,11 +4,12 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startShell, type ShellState } from '../main/shell';
+import { DataDirLockedError } from '../service/app';
 import { upload } from './helpers/assets';
 import { StandIn, type StandInWindow } from './helpers/electron-standin';
 import { client, send } from './helpers/http';
 import { LauncherClient, SKETCHPAD, sleep } from './helpers/launcher';
-import { runCli, tempDir } from './helpers/service';
+import { runCli, startService, tempDir } from './helpers/service';
 import { openSse } from './helpers/sse';
 import { randomBytes } from 'node:crypto';
 
@@ -58,6 +59,23 @@ test('a second instance quits at once and starts nothing', async () => {
     assert.equal(existsSync(join(dir, 'backlot.db')), false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a data dir another server runs on: an error box naming its address and pid, exit 1, no window; the running one keeps its server file', async () => {
+  const running = await startService();
+  const electron = new StandIn();
+  try {
+    const { ready } = startShell(electron.api(), ['--data-dir', running.dataDir, '--port', '0'], quietLog);
+    await assert.rejects(ready, (err: unknown) => err instanceof DataDirLockedError);
+    assert.equal(electron.app.exitCode, 1);
+    assert.equal(electron.errorBoxes.length, 1);
+    assert.equal(electron.errorBoxes[0].title, 'Backlot is already running on this data dir');
+    assert.ok(electron.errorBoxes[0].content.includes(`${running.origin} (pid ${running.child.pid})`), electron.errorBoxes[0].content);
+    assert.equal(electron.windows.length, 0);
+    assert.equal(runCli(['login-url', '--data-dir', running.dataDir]).code, 0, 'the running server keeps its server file');
+  } finally {
+    await running.stop();
   }
 });
 

@@ -28,10 +28,10 @@ type TailState = { state: 'loading' } | { state: 'ready'; tail: LogTail } | { st
 const tails = new Map<string, TailState>();
 const queue: string[] = [];
 let reading = false;
-let onReady: () => void = () => undefined;
+let onReady: (id: string) => void = () => undefined;
 
-/** Called whenever a tail arrives (the jobs list re-renders). */
-export function onTailReady(fn: () => void): void {
+/** Called with the job's id whenever its tail arrives (its row is brought up to date). */
+export function onTailReady(fn: (id: string) => void): void {
   onReady = fn;
 }
 
@@ -47,7 +47,7 @@ function pump(): void {
     )
     .finally(() => {
       reading = false;
-      onReady();
+      onReady(id);
       pump();
     });
 }

@@ -4,6 +4,7 @@ import { ApiError } from '../core/errors';
 import { newId } from '../core/ids';
 import { nowIso } from '../core/time';
 import type { BlobStore, Received } from './blobs';
+import { probeInput } from './decoder-input';
 import { extensionOf } from './filename';
 import { DEFAULT_MIME, extensionForMime, mimeForExtension, mimeForImageFormat } from './mime';
 import { clearReclaimedLibrary } from './recover';
@@ -61,9 +62,12 @@ export async function probe(tmp: string, req: IngestRequest): Promise<Probed> {
       fps: req.hints.fps ?? null,
     };
   }
+  // Bytes, not the path, and SVG without its external references (decoder-input.ts).
+  const input = await probeInput(tmp);
+  if (input === null) throw ApiError.badRequest('The bytes are not an image this service can decode safely (kind=image).');
   let meta: sharp.Metadata;
   try {
-    meta = await sharp(tmp).metadata();
+    meta = await sharp(input).metadata();
   } catch {
     throw ApiError.badRequest('The bytes are not an image this service can decode (kind=image).');
   }

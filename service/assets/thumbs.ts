@@ -4,6 +4,7 @@ import sharp from 'sharp';
 import { ApiError } from '../core/errors';
 import { removeQuietly, type BlobStore } from './blobs';
 import { THUMB_WIDTH } from './schema';
+import { decoderBytes } from './decoder-input';
 
 /**
  * Thumbnails (interface.md §Assets rule 4, decisions §7): 320 px wide WebP,
@@ -15,6 +16,12 @@ import { THUMB_WIDTH } from './schema';
  *   on libuv's thread pool (4 threads), which file reads and writes share; with
  *   two jobs of one libvips thread each, a burst of thumbnails leaves the pool
  *   free for the rest of the API.
+ * - From bytes alone: the decoder gets a Buffer, never the blob's path, so it
+ *   has no folder to resolve a name in, and SVG is first rebuilt without any
+ *   external reference (svg-sanitise.ts). An SVG naming `<sha256>.png` beside
+ *   it in the blob store once drew another studio's image into its thumbnail
+ *   (docs/security.md, Inputs: thumbnails). An image larger than MAX_DECODED_BYTES
+ *   gets no thumbnail (decoder-input.ts).
  */
 
 const MAX_JOBS = 2;
@@ -41,9 +48,11 @@ export function createThumbnailer(blobs: BlobStore, isLive: (sha256: string) => 
   async function generate(sha256: string, source: string, target: string): Promise<void> {
     const tmp = blobs.tempPath();
     try {
-      await sharp(source).rotate().resize({ width: THUMB_WIDTH }).webp({ quality: 80 }).toFile(tmp);
+      const input = await decoderBytes(source);
+      await sharp(input).rotate().resize({ width: THUMB_WIDTH }).webp({ quality: 80 }).toFile(tmp);
     } catch (err) {
       removeQuietly(tmp);
+      if (err instanceof ApiError) throw err;
       throw ApiError.unsupported(`No thumbnail can be made of this image: ${(err as Error).message}`);
     }
     // Durable before it gets its name: after a power loss an empty cached file would be served for ever.
@@ -91,3 +100,4 @@ export function createThumbnailer(blobs: BlobStore, isLive: (sha256: string) => 
 }
 
 export type Thumbnailer = ReturnType<typeof createThumbnailer>;
+

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { groupAlive, groupMembers, signalGroup } from '../core/process-group';
+import { groupAlive, groupMembers, killGroupNow } from '../core/processes';
 import { nowIso } from '../core/time';
 import type { Db } from './open';
 
@@ -50,7 +50,7 @@ export function createProcessLedger(db: Db): ProcessLedger {
         const leader = processStart(row.pgid);
         const ours = leader === null ? groupMembers(row.pgid).length > 0 : leader === row.leader_start;
         if (!ours) continue;
-        signalGroup(row.pgid, 'SIGKILL');
+        killGroupNow(row.pgid);
         ended.push({ pgid: row.pgid, owner: row.owner });
       }
       stmts.clear.run();

@@ -21,6 +21,13 @@ import type { Db } from './open';
  *   thrown again on the main thread as it was; anything else, and a worker
  *   that dies mid-read, is a plain Error (500 `internal`, naming no data).
  *   A dead worker is replaced.
+ * - A worker that cannot start (its entry is missing or throws while it
+ *   loads, or the thread exits before it is ready) is a broken install, which
+ *   no retry mends: the pool ends its workers and runs every read inline on
+ *   the main connection from then on, reads queued meanwhile included, with
+ *   one warning on stderr. Slower under load, never failed requests.
+ *   BACKLOT_TEST_READ_WORKER_ENTRY (tests only) points the workers at another
+ *   entry, to prove it.
  * - `size` 0 runs the operations inline on the main thread (the baseline the
  *   responsiveness bench compares with).
  * - Lifecycle: the workers start together with the service's first read that
@@ -84,6 +91,8 @@ interface Slot {
   task: Task | null;
   ready: boolean;
   tid: number | null;
+  /** What the thread threw before it was ready (its entry failed to load). */
+  failure: Error | null;
 }
 
 type Reply =
@@ -103,9 +112,6 @@ export interface ReadPoolOptions {
   inline: () => ReadOps;
 }
 
-/** Consecutive workers that die before they are ready before the pool stops replacing them. */
-const MAX_START_FAILURES = 3;
-
 export function createReadPool(options: ReadPoolOptions): ReadPool {
   if (options.size === 0) {
     const inline = inlineReads(options.inline());
@@ -118,19 +124,26 @@ export function createReadPool(options: ReadPoolOptions): ReadPool {
   const queues = new Map<string, Task[]>();
   const active = new Map<string, number>();
   let closing = false;
-  let startFailures = 0;
+  /** Set once a worker could not start: every read runs here, on the main connection. */
+  let fallback: ReadRunner | null = null;
   const exited: Promise<void>[] = [];
+  const entry = process.env.BACKLOT_TEST_READ_WORKER_ENTRY || options.entry;
 
   function spawn(): void {
-    const worker = new Worker(options.entry, { workerData: { file: options.file } });
-    const slot: Slot = { worker, task: null, ready: false, tid: null };
+    let worker: Worker;
+    try {
+      worker = new Worker(entry, { workerData: { file: options.file } });
+    } catch (err) {
+      fallBack(err instanceof Error ? err.message : String(err));
+      return;
+    }
+    const slot: Slot = { worker, task: null, ready: false, tid: null, failure: null };
     slots.add(slot);
     worker.unref();
     worker.on('message', (reply: Reply) => {
       if ('ready' in reply) {
         slot.ready = true;
         slot.tid = reply.tid;
-        startFailures = 0;
         return;
       }
       const task = slot.task;
@@ -143,30 +156,53 @@ export function createReadPool(options: ReadPoolOptions): ReadPool {
       } else task.reject(new Error(`read ${task.op} failed in its worker: ${reply.failure}`));
       dispatch();
     });
-    worker.on('error', (err) => console.error('read worker failed:', err));
+    worker.on('error', (err) => {
+      // Before it is ready, the reason goes into the one fallback warning.
+      if (slot.ready) console.error('read worker failed:', err);
+      else slot.failure = err;
+    });
     exited.push(
       new Promise((resolve) =>
         worker.once('exit', (code) => {
+          resolve();
+          if (!closing && !fallback && !slot.ready) {
+            // Its read (sent before it was ready) is answered inline with the rest.
+            fallBack(slot.failure ? (slot.failure.message.split('\n')[0] ?? '') : `its thread exited with code ${code} before it was ready`);
+            slots.delete(slot);
+            return;
+          }
           slots.delete(slot);
           const task = slot.task;
           if (task) {
             finish(slot);
             task.reject(new Error(`read ${task.op}: its worker exited (code ${code})`));
           }
-          resolve();
-          if (closing) return;
-          if (!slot.ready) startFailures++;
-          if (startFailures >= MAX_START_FAILURES) {
-            console.error(`read workers: ${startFailures} in a row died before they were ready; not replacing them`);
-            if (slots.size === 0) failQueued(new Error('no read worker could start'));
-            return;
-          }
+          if (closing || fallback) return;
           console.error(`read worker exited (code ${code}); starting a new one`);
           spawn();
           dispatch();
         }),
       ),
     );
+  }
+
+  /** Reads run inline from now on: the workers end, the waiting reads run here, one warning says why. */
+  function fallBack(reason: string): void {
+    if (fallback) return;
+    const inline = inlineReads(options.inline());
+    fallback = inline;
+    console.error(`read workers could not start (${reason}); reads run on the serving thread instead (slower under load, same answers)`);
+    const waiting = [...queues.values()].flat();
+    queues.clear();
+    for (const slot of slots) {
+      // A read in flight on a worker that is ended now is answered here instead.
+      if (slot.task) {
+        waiting.push(slot.task);
+        finish(slot);
+      }
+      void slot.worker.terminate();
+    }
+    for (const task of waiting) inline.run(task.lane, task.op, task.args).then(task.resolve, task.reject);
   }
 
   function finish(slot: Slot): void {
@@ -208,8 +244,9 @@ export function createReadPool(options: ReadPoolOptions): ReadPool {
       if (closing) return Promise.reject(new Error('the service is closing'));
       if (!started) {
         started = true;
-        for (let i = 0; i < size; i++) spawn();
+        for (let i = 0; i < size && !fallback; i++) spawn();
       }
+      if (fallback) return fallback.run(lane, op, args);
       if (slots.size === 0) return Promise.reject(new Error('no read worker is running'));
       return new Promise((resolve, reject) => {
         const queue = queues.get(lane);

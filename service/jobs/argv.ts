@@ -1,6 +1,6 @@
 /**
- * Splits a manifest's command text (decisions §10: a Step's `run`, the start
- * command) into an argument vector for the runner, the way a POSIX shell
+ * Splits a manifest's command text (a step's `run`, the start command;
+ * docs/studios.md, "Commands: how `run` is split") into an argument vector for the runner, the way a POSIX shell
  * splits words, and nothing more: no variables, globs, pipes or `&&`. Pure.
  *
  * - Words are separated by unquoted blanks (space, tab, newline).
@@ -59,4 +59,36 @@ export function splitCommand(text: string): string[] {
   if (inWord) words.push(word);
   if (words.length === 0) throw new CommandSyntaxError('The command is empty.');
   return words;
+}
+
+/** The Node a command word `node` runs: Backlot's own (docs/studios.md, "The runtime a studio gets"). */
+export interface OwnNode {
+  /** The executable: `process.execPath`, the Electron binary inside the desktop app. */
+  execPath: string;
+  /** Inside Electron the binary is Node only with `ELECTRON_RUN_AS_NODE=1` in its environment. */
+  electron: boolean;
+}
+
+export function ownNode(): OwnNode {
+  return { execPath: process.execPath, electron: process.versions.electron !== undefined };
+}
+
+/**
+ * A command whose program word is exactly `node` (or `node.exe`) runs
+ * Backlot's own Node instead of whatever `node` the PATH holds (a packaged
+ * app may run where no Node is installed, or with no PATH at all when started
+ * from a file manager). Only the program word: an argument `node` stays as it
+ * is, and so do `npm`, `npx` and a path such as `./node`. Pure.
+ */
+export function withOwnNode<E extends NodeJS.ProcessEnv>(
+  argv: readonly string[],
+  env: E,
+  node: OwnNode = ownNode(),
+): { argv: string[]; env: E } {
+  const [program, ...args] = argv;
+  if (program !== 'node' && program !== 'node.exe') return { argv: [...argv], env };
+  return {
+    argv: [node.execPath, ...args],
+    env: node.electron ? { ...env, ELECTRON_RUN_AS_NODE: '1' } : env,
+  };
 }

@@ -5,5 +5,6 @@ export type { JobRow } from './store';
 export { jobJson, JOBS_SQL, recountTaskData } from './store';
 export { jobRoutes } from './routes';
 export { JOB_KINDS, JOB_STATES, type JobKind, type JobState } from './states';
-export { splitCommand, CommandSyntaxError } from './argv';
+export { splitCommand, CommandSyntaxError, ownNode, withOwnNode } from './argv';
+export type { OwnNode } from './argv';
 export { job as jobSchema, jobPage as jobPageSchema } from './schema';

@@ -1,17 +1,18 @@
-import { spawn } from 'node:child_process';
-import { endGroup } from '../core/process-group';
 import { createInterface } from 'node:readline';
+import { endGroup, leftoversPossible, startGroup, type GroupChild, type GroupWatch } from '../core/processes';
+import { withOwnNode } from './argv';
 import { cutLine } from './logs';
 
 /**
  * The job runner's process side: each step is one child process, started
- * from an argument vector (never a shell string), as the leader of its own
- * process group, so cancel reaches every process it started.
+ * from an argument vector (never a shell string), as the root of its own
+ * group (core/processes.ts), so cancel reaches every process it started. A
+ * program word `node` is Backlot's own Node (argv.ts `withOwnNode`).
  *
- * Cancel: SIGTERM to the group, SIGKILL to whatever is left after the grace
- * period, then wait until no process of the group is alive. When a step's
- * leader exits by itself, processes it left behind in its group are ended the
- * same way, so no step outlives its job.
+ * Cancel: the group's end protocol (core/processes.ts `endGroup`: graceful,
+ * forced after the grace, then wait until no process of it is alive). When a
+ * step's leader exits by itself, processes it left behind in its group are
+ * ended the same way, so no step outlives its job.
  */
 
 export interface RunStep {
@@ -35,11 +36,7 @@ export interface StepSink {
 /** SIGTERM-to-SIGKILL grace for processes a step's leader left behind when it exited by itself. */
 const LEFTOVER_GRACE_MS = 1000;
 
-/** Told when a step's process group starts and once none of it is alive (the service's process ledger). */
-export interface GroupWatch {
-  started(pgid: number): void;
-  ended(pgid: number): void;
-}
+export type { GroupWatch };
 
 export type StepsOutcome = { outcome: 'succeeded' } | { outcome: 'failed'; error: string } | { outcome: 'cancelled' };
 
@@ -92,16 +89,18 @@ export async function runSteps(
 
 /** Runs one step; resolves with null on exit 0, else the error text naming the step. */
 function runOne(step: RunStep, sink: StepSink, control: StepControl, groups?: GroupWatch): Promise<string | null> {
-  const [program, ...args] = step.command;
-  if (!program) return Promise.resolve(`Step "${step.name}" has no command.`);
+  if (!step.command[0]) return Promise.resolve(`Step "${step.name}" has no command.`);
+  const env = step.cleanEnv ? (step.env ?? {}) : step.env ? { ...process.env, ...step.env } : process.env;
+  const run = withOwnNode(step.command, env);
+  const [program, ...args] = run.argv as [string, ...string[]];
   return new Promise((resolve) => {
-    const child = spawn(program, args, {
-      cwd: step.cwd,
-      env: step.cleanEnv ? step.env : step.env ? { ...process.env, ...step.env } : process.env,
-      detached: true,
-      shell: false,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    let child: GroupChild;
+    try {
+      child = startGroup(program, args, { cwd: step.cwd, env: run.env });
+    } catch (err) {
+      resolve(`Step "${step.name}" could not start ${JSON.stringify(program)}: ${(err as Error).message}`);
+      return;
+    }
     const pid = child.pid ?? null;
     control.attach(pid);
     if (pid !== null) groups?.started(pid);
@@ -131,7 +130,7 @@ function runOne(step: RunStep, sink: StepSink, control: StepControl, groups?: Gr
     // is over only once none of the group is alive ('exit' comes before 'close').
     let leftovers: Promise<void> = Promise.resolve();
     child.once('exit', () => {
-      if (pid !== null && !control.cancelled) leftovers = endGroup(pid, LEFTOVER_GRACE_MS);
+      if (pid !== null && !control.cancelled && leftoversPossible(pid)) leftovers = endGroup(pid, LEFTOVER_GRACE_MS);
     });
     child.once('close', (code, signal) => {
       let outcome: string | null = null;

@@ -6,6 +6,7 @@ import { nowIso } from '../core/time';
 import type { JobContext, JobRow, JobsDomain, RunStep } from '../jobs';
 import type { StudiosStore } from '../studios';
 import { copyTree, removeTree } from './copy';
+import { checkResolvedInside } from './resolved';
 import { DownloadUrlError, fetchDownload, parseDownloadUrl, partialPath, removePartial, resolveDownloadTarget, verifyFile } from './download';
 import { stepEnv } from './env';
 import { blocked, checkContained, commandArgv, inside, MANIFEST_FILE, MAX_MANIFEST_BYTES, parseManifest, type Manifest } from './manifest';
@@ -144,6 +145,7 @@ export function createLifecycle(d: LifecycleDeps) {
     const id = m.id;
     const appDir = link ? src : appDirOf(id);
     checkContained(m, appDir);
+    await checkResolvedInside(m, src);
     checkDownloadUrls(m, src);
     const now = nowIso();
     /** The manifest of a failed earlier install whose app folder may hold partial downloads to resume. */
@@ -225,6 +227,7 @@ export function createLifecycle(d: LifecycleDeps) {
     }
     const nextDir = current.linked ? src : join(studioRoot(id), 'app.next');
     checkContained(m, nextDir);
+    await checkResolvedInside(m, src);
     checkDownloadUrls(m, src);
     // Before the job, so a bad index is a 400 and never a failure after the swap. An index
     // changes speed only, never results: one declared for an update that then fails is harmless.
@@ -365,7 +368,9 @@ async function linkableSource(source: string, dataDir: string): Promise<string> 
     if (st.isSymbolicLink()) throw refuse(`${walked} is a symbolic link; link the folder it points to.`);
     if (walked === path && !st.isDirectory()) throw refuse('it is not a folder.');
   }
-  if (inside(resolve(dataDir), path) || inside(path, resolve(dataDir))) throw refuse("it is inside Backlot's data folder (or holds it).");
+  // The data dir as it really is: named through a link, its lexical name would not contain the real path.
+  const realData = await realpath(dataDir).catch(() => resolve(dataDir));
+  if (inside(realData, path) || inside(path, realData)) throw refuse("it is inside Backlot's data folder (or holds it).");
   return path;
 }
 

@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import { hashToken } from '../core/auth';
 import { ApiError } from '../core/errors';
-import { endGroup } from '../core/process-group';
+import { endGroup, startGroup, type GroupChild } from '../core/processes';
 import type { ProcessLedger } from '../db/process-ledger';
-import type { JobsDomain } from '../jobs';
+import { withOwnNode, type JobsDomain } from '../jobs';
 import type { StudiosStore } from '../studios';
 import { runEnv } from './env';
 import { commandArgv } from './manifest';
@@ -14,9 +13,10 @@ import type { InstalledStudio, LauncherStore } from './store';
 import { checkDownloads } from './verify';
 
 /**
- * Running studios (decisions §10, issue 15): the start command in its own
- * process group with a runtime token minted at start and revoked at stop,
- * `starting` until `ready_path` answers, `running`, and `failed` when the
+ * Running studios (docs/studios.md, "Starting and `ready_path`"): the start
+ * command as its own process group (core/processes.ts, the same start and
+ * end as every child of the service) with a runtime token minted at start
+ * and revoked at stop, `starting` until `ready_path` answers, `running`, and `failed` when the
  * process exits on its own or is not ready in time. Its output goes to the
  * studio's log. Everything a start or stop decides is written to the store
  * first, then announced as a `studio` event on the launcher's channel.
@@ -41,7 +41,7 @@ export interface RuntimeDeps {
 }
 
 interface Live {
-  child: ChildProcess;
+  child: GroupChild;
   pgid: number;
   token: string;
   port: number;
@@ -124,22 +124,21 @@ export function createRuntime(d: RuntimeDeps) {
     const argv = commandArgv(s.manifest.start.run, port);
     out.step(`start ${s.version} on port ${port}: ${argv.join(' ')}`, out.stats().lines);
     d.store.change(s.id, (row) => ({ ...row, token_hash: hashToken(token) }));
-    let child: ChildProcess;
+    // A program word `node` is Backlot's own Node (docs/studios.md, "The runtime a studio gets").
+    const run = withOwnNode(
+      argv,
+      runEnv(s.manifest.env, {
+        port,
+        baseUrl: `http://127.0.0.1:${d.servicePort()}/api/v1`,
+        token,
+        studioId: s.id,
+        stageDir: dirs.stage_dir,
+        dataDir: dirs.data_dir,
+      }),
+    );
+    let child: GroupChild;
     try {
-      child = spawn(argv[0]!, argv.slice(1), {
-        cwd: s.app_dir,
-        env: runEnv(s.manifest.env, {
-          port,
-          baseUrl: `http://127.0.0.1:${d.servicePort()}/api/v1`,
-          token,
-          studioId: s.id,
-          stageDir: dirs.stage_dir,
-          dataDir: dirs.data_dir,
-        }),
-        detached: true,
-        shell: false,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      child = startGroup(run.argv[0]!, run.argv.slice(1), { cwd: s.app_dir, env: run.env });
     } catch (err) {
       fail(s.id, `The start command could not run: ${(err as Error).message}`, token);
       return;
@@ -150,7 +149,7 @@ export function createRuntime(d: RuntimeDeps) {
       return;
     }
     d.ledger.record(pgid, `studio:${s.id}`);
-    for (const stream of [child.stdout!, child.stderr!]) {
+    for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => {
         try {
           out.lines([line], null);

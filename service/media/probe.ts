@@ -34,11 +34,29 @@ export const PROBE_TIMEOUT_MS = 15_000;
 export const MAX_PROBE_OUTPUT_BYTES = 4 * 1024 * 1024;
 export const MAX_CONCURRENT_PROBES = 4;
 
+/**
+ * The demuxers a probe may use: containers and raw streams that hold their
+ * own media, and single pictures. Playlists and scripts that name other files
+ * (hls, dash, ffconcat, which ffmpeg recognises by their text whatever the
+ * file's name) are left out: an uploaded file holding one would have ffprobe
+ * read the files it names beside it in the blob store, other studios' too,
+ * and the export after it (docs/security.md, Inputs: ffmpeg and ffprobe). A file that no
+ * listed demuxer takes cannot be probed, so it never reaches an export. No
+ * protocol but `file` either.
+ */
+export const PROBE_FORMATS = [
+  'mov', 'matroska', 'avi', 'mpegts', 'mpeg', 'mpegvideo', 'flv', 'asf', 'ogg', 'nut', 'mxf', 'dv', 'ivf',
+  'h264', 'hevc', 'm4v', 'wav', 'w64', 'aiff', 'caf', 'mp3', 'aac', 'flac', 'ac3', 'eac3', 'dts', 'amr', 'wv', 'ape',
+  'gif', 'image2', 'png_pipe', 'jpeg_pipe', 'webp_pipe', 'gif_pipe', 'bmp_pipe', 'tiff_pipe',
+] as const;
+
 /** ffprobe's arguments for one file (after the binary). */
 export function probeArgs(file: string): string[] {
   return [
     '-v', 'error',
     '-hide_banner',
+    '-protocol_whitelist', 'file',
+    '-format_whitelist', PROBE_FORMATS.join(','),
     '-pattern_type', 'none',
     '-print_format', 'json',
     '-show_format',

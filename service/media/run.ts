@@ -1,20 +1,20 @@
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { endGroup, groupAlive } from '../core/process-group';
+import { endGroup, leftoversPossible, startGroup, type GroupChild, type GroupWatch } from '../core/processes';
 import { requireTool } from './tools';
 import type { MediaTool } from './types';
 
 /**
- * The one place the service starts ffmpeg or ffprobe (style.md practice 9).
+ * The one place the service starts ffmpeg or ffprobe (service/media/README.md).
  *
  * - The tool is resolved by toolPath's documented order (501 when missing) and
  *   started from an argument array: `shell: false`, nothing is ever joined
  *   into a command string.
- * - Each child leads its own process group (`detached`), so a timeout, an
- *   abort or the service's shutdown ends everything it started: SIGTERM to
- *   the group, SIGKILL after the grace, then a wait until no member is alive.
- *   Members a leader leaves behind when it exits by itself are ended too.
+ * - Each child is the root of its own group (core/processes.ts, the same
+ *   start and end as the job runner's steps and the studios), so a timeout,
+ *   an abort or the service's shutdown ends everything it started: the
+ *   graceful end, the forced one after the grace, then a wait until no
+ *   member is alive. Members a leader leaves behind when it exits by itself
+ *   are ended too.
  * - Live children sit in a registry (liveChildren, killAllChildren); after
  *   the service's shutdown (its MediaScope closed) none of its runs starts.
  * - With `BACKLOT_MEDIA_LOG` set, the exact argument list is written to
@@ -46,7 +46,7 @@ export interface RunOptions {
    * of the service leaves behind is ended at its next start. ffmpeg ignores
    * SIGPIPE: without this an export's encoder outlives a SIGKILLed service.
    */
-  groups?: { started(pgid: number): void; ended(pgid: number): void };
+  groups?: GroupWatch;
 }
 
 export interface RunResult {
@@ -159,16 +159,9 @@ function start(tool: MediaTool, argv: string[], options: RunOptions): Promise<Ru
     resolveRun = res;
     rejectRun = rej;
   });
-  let child: ChildProcessByStdio<null, Readable, Readable>;
+  let child: GroupChild;
   try {
-    child = spawn(program, args, {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
-      detached: true,
-      shell: false,
-      windowsHide: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    child = startGroup(program, args, { cwd: options.cwd, env: options.env ?? process.env });
   } catch (err) {
     // Arguments Node refuses outright (a NUL byte in one).
     return Promise.reject(new Error(`Could not start ${tool} (${program}): ${err instanceof Error ? err.message : String(err)}`));
@@ -194,8 +187,7 @@ function start(tool: MediaTool, argv: string[], options: RunOptions): Promise<Ru
   const stop = () => {
     if (stopping) return;
     stopping = true;
-    if (process.platform === 'win32') child.kill();
-    else ending = endGroup(pid, graceMs());
+    ending = endGroup(pid, graceMs());
   };
   const timer =
     options.timeoutMs !== undefined
@@ -214,7 +206,7 @@ function start(tool: MediaTool, argv: string[], options: RunOptions): Promise<Ru
   child.once('exit', () => {
     if (timer) clearTimeout(timer);
     // Whatever the leader left running in its group ends with it.
-    if (!stopping && process.platform !== 'win32' && groupAlive(pid)) leftovers = endGroup(pid, LEFTOVER_GRACE_MS);
+    if (!stopping && leftoversPossible(pid)) leftovers = endGroup(pid, LEFTOVER_GRACE_MS);
   });
   child.once('close', (code, signal) => {
     options.signal?.removeEventListener('abort', onAbort);

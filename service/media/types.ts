@@ -2,10 +2,11 @@
  * What a probe of one media file tells the rest of the service. The media
  * module fills it from ffprobe's JSON; the timeline's plan compares it. The
  * shape is stored (as JSON, keyed by the file's sha256) in the probe cache, so
- * a change to it bumps PROBE_VERSION and old entries are probed again.
+ * a change to it bumps PROBE_VERSION and old entries are probed again (2:
+ * probes made before ffprobe was limited to self-contained demuxers).
  */
 
-export const PROBE_VERSION = 1;
+export const PROBE_VERSION = 2;
 
 /** The first video stream that is not a cover picture. */
 export interface VideoStreamInfo {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { PROBE_VERSION, ProbeError, normalizeProbe, parseProbeOutput, probeArgs } from '../../service/media';
+import { PROBE_FORMATS, PROBE_VERSION, ProbeError, normalizeProbe, parseProbeOutput, probeArgs } from '../../service/media';
 
 /**
  * normalizeProbe over ffprobe 5.1 output captured from real files
@@ -257,12 +257,16 @@ describe('normalizeProbe: output that is not ffprobe JSON is a ProbeError', () =
 });
 
 describe('probeArgs', () => {
-  test('the file is file: + its absolute path, last, after -pattern_type none', () => {
+  test('the file is file: + its absolute path, last, after -pattern_type none and the demuxers and protocol it may use', () => {
     const args = probeArgs('-i.mp4');
     assert.equal(args.at(-1), `file:${process.cwd()}/-i.mp4`);
     assert.deepEqual(args.slice(0, -1), [
-      '-v', 'error', '-hide_banner', '-pattern_type', 'none', '-print_format', 'json',
+      '-v', 'error', '-hide_banner', '-protocol_whitelist', 'file', '-format_whitelist', PROBE_FORMATS.join(','), '-pattern_type', 'none', '-print_format', 'json',
       '-show_format', '-show_streams', '-show_data_hash', 'SHA256',
     ]);
+  });
+
+  test('no demuxer that opens other files by what a file says', () => {
+    for (const name of ['hls', 'dash', 'concat', 'image2pipe', 'webm_dash_manifest', 'lavfi', 'tee']) assert.ok(!(PROBE_FORMATS as readonly string[]).includes(name), name);
   });
 });

@@ -54,7 +54,7 @@ async function render(req, res) {
   const request = validate(await readJson(req));
   if (!ffmpeg) {
     throw new HttpError(501, 'unsupported',
-      'ffmpeg is not available: Backlot passes it as BACKLOT_FFMPEG when it finds one. Install ffmpeg (or set BACKLOT_FFMPEG for the service) and restart the studio.',
+      'ffmpeg is not available: Backlot passes it as BACKLOT_FFMPEG (its own copy, which this platform lacks). Install ffmpeg (or set BACKLOT_FFMPEG for the service) and restart the studio.',
       { tool: 'ffmpeg' });
   }
   if (!api || !stageDir) {

@@ -211,7 +211,7 @@ async function start() {
     const s = await request('/app/status');
     if (!s.ffmpeg) {
       $('render').disabled = true;
-      setStatus('Rendering is unavailable: Backlot found no ffmpeg. Install ffmpeg and restart the studio.', 'error');
+      setStatus('Rendering is unavailable: Backlot passed no ffmpeg (its own copy is missing on this platform). Install ffmpeg and restart the studio.', 'error');
     } else if (s.render) {
       // A render started before this page was opened (or reloaded).
       setBusy(true);

@@ -13,4 +13,4 @@ if (major < MIN_MAJOR) {
   process.exit(1);
 }
 console.log('No dependencies to install: Clipmaker uses only the Node standard library.');
-console.log('Rendering needs ffmpeg; Backlot passes its path as BACKLOT_FFMPEG when it finds one.');
+console.log('Rendering uses the ffmpeg Backlot passes as BACKLOT_FFMPEG (the one that comes with Backlot), never one from PATH.');

@@ -21,7 +21,7 @@ export async function withServer<T>(dataDir: string, fn: (call: Caller) => Promi
   const info = runningServer(dataDir);
   if (!info) throw new NoServerError(`No Backlot server is running on ${dataDir}. Start one with 'backlot serve'.`);
   const admin = openAdmin(dataDir);
-  const credential = admin.createLauncherCredential();
+  const credential = admin.createLauncherCredential('command');
   try {
     return await fn(new Caller(info.port, credential));
   } finally {

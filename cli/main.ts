@@ -28,7 +28,7 @@ Commands:
   token create          issue a studio token (printed once)
   token revoke TOKEN    revoke a token or a launcher credential
   index add             declare an index on a record field
-  launcher-token        issue a launcher credential (printed once)
+  launcher-token        issue a launcher credential (printed once); --list, --revoke-all
   login-url             print a one-time sign-in URL for the running server
   install PATH          install a studio from a folder (on the running server)
   link PATH             install a studio by reference, for studio authors
@@ -71,12 +71,20 @@ Prints {"studio_id","collection","field","name","created"}; declaring it again i
   'token revoke': `Usage: backlot token revoke TOKEN [--data-dir DIR]
 
 Revokes a studio token or a launcher credential; a running server refuses it from its next request.`,
-  'launcher-token': `Usage: backlot launcher-token [--data-dir DIR]
+  'launcher-token': `Usage: backlot launcher-token [--list [--json] | --revoke-all] [--data-dir DIR]
 
 Prints a new launcher credential on one line. It opens the launcher's side of the
 service (/api/v1/launcher/..., the editor channel GET /editor/events) and nothing of a
 studio's data API. It is stored only as a hash: keep it. Revoke it with 'backlot token revoke'.
-A browser signs in with 'backlot login-url' instead.`,
+A browser signs in with 'backlot login-url' instead.
+  --list        the live launcher credentials: id, kind, created, last used, expiry.
+                Kinds: browser (a sign-in through a login URL, the desktop window's
+                included; expires after 30 days unused), cli (made by this command),
+                command (made by a CLI command for itself, revoked after it).
+                --json prints them as a JSON array.
+  --revoke-all  revokes every live launcher credential: signed-in browsers and windows
+                are signed out, and their open streams (launcher events, job logs, the
+                editor channel) end within a second; short-lived media URLs stop working.`,
   'login-url': `Usage: backlot login-url [--data-dir DIR]
 
 Prints http://127.0.0.1:PORT/login?code=... for the server running on the data dir.
@@ -305,9 +313,35 @@ function token(args: string[]): void {
 }
 
 function launcherToken(args: string[]): void {
-  const { dataDir } = parse(args, {}, 0, HELP['launcher-token']!);
-  const credential = withAdmin(dataDir, (admin) => admin.createLauncherCredential());
-  process.stdout.write(`${credential}\n`);
+  const { values, dataDir } = parse(
+    args,
+    { list: { type: 'boolean' }, json: { type: 'boolean' }, 'revoke-all': { type: 'boolean' } },
+    0,
+    HELP['launcher-token']!,
+  );
+  if (values.list && values['revoke-all']) throw new UsageError(`--list and --revoke-all do not go together.\n\n${HELP['launcher-token']}`);
+  if (values.json && !values.list) throw new UsageError(`--json goes with --list.\n\n${HELP['launcher-token']}`);
+  if (values.list) {
+    const live = withAdmin(dataDir, (admin) => admin.listLauncherCredentials());
+    process.stdout.write(values.json ? `${JSON.stringify(live)}\n` : credentialTable(live));
+  } else if (values['revoke-all']) {
+    const n = withAdmin(dataDir, (admin) => admin.revokeAllLauncherCredentials());
+    process.stderr.write(`${n} launcher credential${n === 1 ? '' : 's'} revoked.\n`);
+  } else {
+    const credential = withAdmin(dataDir, (admin) => admin.createLauncherCredential());
+    process.stdout.write(`${credential}\n`);
+  }
+}
+
+/** `launcher-token --list` as a table; "none" when nothing is live. */
+function credentialTable(rows: { id: string; kind: string; created_at: string; last_used_at: string | null; expires_at: string | null }[]): string {
+  if (rows.length === 0) return 'No live launcher credentials.\n';
+  const table = [
+    ['ID', 'KIND', 'CREATED', 'LAST USED', 'EXPIRES'],
+    ...rows.map((r) => [r.id, r.kind, r.created_at, r.last_used_at ?? '-', r.expires_at ?? 'when revoked']),
+  ];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  return table.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n') + '\n';
 }
 
 function index(args: string[]): void {

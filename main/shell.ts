@@ -22,9 +22,13 @@ import {
  * any browser; this file only decides which window shows what.
  *
  * - One instance per user (a second start focuses the first).
- * - The launcher window signs in through a one-time login URL (the cookie lands
- *   in the default session, never in a URL that stays in history).
- * - The editor page stays connected in a hidden window of the same session and
+ * - The launcher window signs in through a one-time login URL, as a browser
+ *   does: the page spends the code and keeps the credential in the service
+ *   origin's localStorage of the default session (never a cookie, never in a
+ *   URL that stays in history; docs/security.md "The launcher credential").
+ * - The editor page stays connected in a hidden window of the same session
+ *   (the same origin's localStorage: it reads the same credential, and
+ *   reloads when the launcher page stores one after it loaded) and
  *   is shown when a studio's `:open` reaches it, so `:open` never answers 501
  *   in the desktop app while the shell runs.
  * - A studio's window loads its own origin `http://<id>.localhost:PORT/` in its
@@ -170,8 +174,8 @@ export function startShell(electron: ElectronMain, args: string[], log: Pick<Con
     launcherWin = win;
     win.once('ready-to-show', () => win.show());
     win.webContents.on('did-navigate', (_event, url) => {
-      // Signed in (the login URL redirects to /): the editor page can connect with the same cookie.
-      if (mayNavigate({ kind: 'launcher' }, url, port) && new URL(url).pathname === '/') ensureEditor();
+      // The launcher page (on /login it is signing in): the editor page shares its origin's storage, so its credential.
+      if (mayNavigate({ kind: 'launcher' }, url, port) && ['/', '/login'].includes(new URL(url).pathname)) ensureEditor();
     });
     win.on('closed', () => {
       launcherWin = null;

@@ -55,12 +55,22 @@ export function openAdmin(dataDir: string) {
       return declareIndex(db, input);
     },
 
-    /** A new launcher credential (decisions §10), returned once; only its hash is stored. */
-    createLauncherCredential(): string {
-      return launcher.create();
+    /** A new launcher credential, returned once; only its hash is stored. `command`: one a CLI command makes for itself. */
+    createLauncherCredential(kind: 'cli' | 'command' = 'cli'): string {
+      return launcher.create(kind);
     },
 
-    /** A one-time login URL for the running server (decisions §10), or null when none runs. */
+    /** The live launcher credentials (id, kind, created, last used; never the credential). */
+    listLauncherCredentials() {
+      return launcher.list();
+    },
+
+    /** Revokes every live launcher credential (browser sign-ins included); a running server ends their open streams. */
+    revokeAllLauncherCredentials(): number {
+      return launcher.revokeAll();
+    },
+
+    /** A one-time login URL for the running server, or null when none runs. */
     loginUrl(): string | null {
       const info = readServerInfo(dataDir);
       return info ? loginUrl(info.port, createLoginCode(createLauncherStore(db))) : null;

@@ -9,7 +9,7 @@ import { authenticate, authenticateLauncher, type Principal } from './core/auth'
 import { ApiError } from './core/errors';
 import { checkRequestSource, classifyAuthority, requireServiceOrigin, type OriginVerdict } from './core/origin';
 import { CursorCodec } from './core/pagination';
-import { createRevocationWatch } from './core/revocation';
+import { createRevocationWatch, endStreamOnRevocation } from './core/revocation';
 import { bindRoutes, zodToApiError, type Route } from './core/route';
 import { buildOpenApi } from './core/openapi';
 import { DEFAULT_LIMITS, defaultMaxConnections, guardConnections, serverOptions, type ConnectionGuard, type ConnectionLimits } from './core/connections';
@@ -22,10 +22,10 @@ import { createKvStore, kvRoutes, purgeStudioKv } from './kv';
 import { createRecordsStore, declareIndex, purgeStudioRecords, recordReads, recordRoutes } from './records';
 import { createSessionsStore, purgeStudioSessions, sessionRoutes } from './sessions';
 import { assetReadOps, assetRoutes, createAssets, purgeStudioGrants, removeQuietly, type AssetReferenceSource, type AssetsStore } from './assets';
+import { Readable } from 'node:stream';
 import { createGalleryStore, galleryReads, galleryRoutes, purgeStudioItems } from './gallery';
 import { createTimeline, purgeStudioTimelines, timelineRoutes } from './timeline';
 import {
-  cookieCredential,
   createLauncher,
   createLoginCode,
   launcherPages,
@@ -258,7 +258,11 @@ function buildService(options: ServiceOptions): Service {
     ...kvRoutes({ kv: createKvStore(db, studios), cursors }),
     ...recordRoutes({ records: createRecordsStore(db, studios, { maxDocBytes: () => config.bodyLimit }), reads: recordReads(pool, db), cursors }),
     ...sessionRoutes({ sessions, cursors }),
-    ...assetRoutes(assets),
+    ...assetRoutes(assets, {
+      secret: studios.cursorSecret(),
+      credentialLive: (id) => credentials.liveId(id),
+      callerCredentialId: (ctx) => (ctx.state.launcherCredential as { id: string } | undefined)?.id ?? null,
+    }),
     ...galleryRoutes({ gallery, reads: galleryReads(pool), assets: assets.store, cursors }),
     ...jobRoutes({ jobs, cursors }),
     ...timelineRoutes({ store: timeline.store, ops: timeline.ops, exporter: timeline.exporter, jobs, cursors }),
@@ -284,19 +288,26 @@ function buildService(options: ServiceOptions): Service {
     ctx.state.principal = principal;
     return principal;
   };
-  // The user's side (decisions §10): the service's own origin only, then the
-  // launcher credential from `Authorization: Bearer` or the login cookie.
-  const launcherCredential = (ctx: Context): string | undefined => {
-    const header = ctx.get('Authorization');
-    if (header) return header;
-    const cookie = cookieCredential(ctx.get('Cookie') || undefined);
-    return cookie ? `Bearer ${cookie}` : undefined;
-  };
+  // The user's side (docs/security.md "The launcher credential"): the service's
+  // own origin only, then the launcher credential from `Authorization: Bearer`.
+  // Only from there: every Cookie header is ignored, so a cookie another
+  // server on 127.0.0.1 planted changes nothing. The use is recorded (a
+  // browser sign-in expires after 30 days unused); the credential is kept on
+  // the request for what it opens (media URLs, streams ended at revocation).
   const authenticateLauncherRequest = (ctx: Context): void => {
     requireServiceOrigin(sourceOf(ctx), port);
-    authenticateLauncher(launcherCredential(ctx), credentials.resolve);
+    authenticateLauncher(ctx.get('Authorization') || undefined, (hash) => {
+      const used = credentials.use(hash);
+      if (used) ctx.state.launcherCredential = used;
+      return used?.hash ?? null;
+    });
   };
-  bindRoutes(router, routes, { bodyLimit: () => config.bodyLimit, authenticate: authenticateRequest, authenticateLauncher: authenticateLauncherRequest });
+  bindRoutes(router, routes, {
+    bodyLimit: () => config.bodyLimit,
+    authenticate: authenticateRequest,
+    authenticateLauncher: authenticateLauncherRequest,
+    serviceOriginOnly: (ctx) => requireServiceOrigin(sourceOf(ctx), port),
+  });
 
   const app = new Koa();
   // Koa reports errors of a reply body that fails after the headers went out. A
@@ -342,22 +353,16 @@ function buildService(options: ServiceOptions): Service {
     await next();
   });
   app.use(uiMiddleware({ port: () => port }));
-  app.use(editorMiddleware({ hub: editor, credentials, port: () => port, credential: launcherCredential }));
-  app.use(
-    launcherPages({
-      store: launcher.store,
-      credentials,
-      port: () => port,
-      signedIn(ctx) {
-        try {
-          authenticateLauncher(launcherCredential(ctx), credentials.resolve);
-          return true;
-        } catch {
-          return false;
-        }
-      },
-    }),
-  );
+  app.use(editorMiddleware({ hub: editor, credentials, port: () => port }));
+  app.use(launcherPages({ store: launcher.store, credentials, port: () => port, bodyLimit: () => config.bodyLimit }));
+  // A launcher event stream (`/launcher/events`, job and studio logs) ends when its credential is revoked.
+  app.use(async (ctx, next) => {
+    await next();
+    const used = ctx.state.launcherCredential as { hash: Buffer } | undefined;
+    if (used && ctx.body instanceof Readable && ctx.response.type === 'text/event-stream') {
+      endStreamOnRevocation(revocations, ctx.body, () => credentials.resolve(used.hash) !== null);
+    }
+  });
   app.use(router.routes());
   // Nothing matched: the token is still checked first (401 before 404); under
   // /launcher, the launcher credential.

@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, newContext, saveScreenshot, SCHEMES, watchPageErrors } from './helpers/browser';
+import { launchChromium, newContext, saveScreenshot, SCHEMES, watchPageErrors, signIn } from './helpers/browser';
 import { ffmpegWrapper, freshConnections } from './helpers/export';
 import { client } from './helpers/http';
 import { startLauncher, type LauncherService } from './helpers/launcher';
@@ -100,7 +100,7 @@ describe('editor surface', { timeout: 240_000 }, () => {
     errors = watchPageErrors(page);
     const login = svc.svc.cli(['login-url']);
     assert.equal(login.code, 0, login.stderr);
-    await page.goto(login.stdout.trim());
+    await signIn(page, login.stdout);
     await page.goto(`${svc.svc.origin}/editor/`);
   });
   after(async () => {
@@ -142,9 +142,10 @@ describe('editor surface', { timeout: 240_000 }, () => {
     await page.getByRole('button', { name: 'Play clip at playhead' }).click();
     await page.waitForFunction(() => {
       const v = document.querySelector('video.viewer') as HTMLVideoElement;
-      return v.currentTime >= 0.44 && v.src.includes('/api/v1/launcher/assets/');
+      return v.currentTime >= 0.44 && v.src.includes('/api/v1/media/');
     });
-    assert.equal(await page.locator('video.viewer').evaluate((v: HTMLVideoElement) => new URL(v.src).pathname), `/api/v1/launcher/assets/${assetIds[0]}`);
+    // Through a short-lived media URL for that asset's file (docs/api.md §Media URLs).
+    assert.match(await page.locator('video.viewer').evaluate((v: HTMLVideoElement) => new URL(v.src).pathname), new RegExp(`^/api/v1/media/${assetIds[0]}\\.f\\.`));
     await page.getByRole('button', { name: 'Pause' }).click();
     assert.deepEqual(errors, []);
   });

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM, newContext, type PageFetch, pageFetch, runtimeToken } from './helpers/browser';
+import { CHROMIUM, newContext, type PageFetch, pageFetch, runtimeToken, signIn, storedCredential } from './helpers/browser';
 import { client } from './helpers/http';
 import { CLIPMAKER, SKETCHPAD, type LauncherClient, startLauncher } from './helpers/launcher';
 import type { TestService } from './helpers/service';
@@ -13,11 +13,11 @@ import type { TestService } from './helpers/service';
 /**
  * Issue 17 item 4 in a real Chromium (the machine's, through playwright-core), on top
  * of what test/browser-studios.test.ts already pins (sketchpad's page reading
- * clipmaker's origin, the launcher API, the API without its token; the cookie never
- * sent to a studio origin):
+ * clipmaker's origin, the launcher API, the API without its token; nothing of the
+ * launcher's credential sent to a studio origin):
  *
  * - a page on another origin, in a browser signed in to the launcher: a same-site one
- *   (`http://127.0.0.1:OTHER`, which gets the SameSite=Strict cookie) and a cross-site
+ *   (`http://127.0.0.1:OTHER`, which would get any cookie of 127.0.0.1) and a cross-site
  *   one (`http://evil.test:OTHER`), reads no answer of the service or of a studio's
  *   `/_backlot`, and its form posts (urlencoded, multipart, text/plain) change nothing:
  *   no studio stopped, no install started, no asset uploaded through `/_backlot`;
@@ -90,7 +90,7 @@ describe('isolation in real Chromium: other origins, DNS rebinding, a studio pag
   let service: string;
   let sketchpad: string;
   let clipmaker: string;
-  /** A context signed in to the launcher (the cookie on 127.0.0.1:PORT). */
+  /** A context signed in to the launcher (its credential in 127.0.0.1:PORT's localStorage). */
   let signedIn: BrowserContext;
   const secrets: string[] = [];
 
@@ -135,8 +135,8 @@ describe('isolation in real Chromium: other origins, DNS rebinding, a studio pag
     const login = svc.cli(['login-url']);
     assert.equal(login.code, 0, login.stderr);
     const page = await signedIn.newPage();
-    assert.equal((await page.goto(login.stdout.trim()))?.status(), 200);
-    assert.ok((await signedIn.cookies(service)).some((c) => c.name === 'backlot_launcher'), 'signed in');
+    await signIn(page, login.stdout);
+    assert.ok(await storedCredential(signedIn, service), 'signed in');
     await page.close();
   }, { timeout: 90_000 });
 
@@ -160,7 +160,7 @@ describe('isolation in real Chromium: other origins, DNS rebinding, a studio pag
   }
 
   for (const [name, origin] of [
-    ['a same-site page (127.0.0.1, another port: the SameSite cookie goes along)', () => `http://127.0.0.1:${attackerPort}`],
+    ['a same-site page (127.0.0.1, another port: any cookie of 127.0.0.1 would go along)', () => `http://127.0.0.1:${attackerPort}`],
     ['a cross-site page (evil.test)', () => `http://evil.test:${attackerPort}`],
   ] as const) {
     test(`${name}: reads no answer, and its form posts change nothing`, async () => {
@@ -250,8 +250,9 @@ describe('isolation in real Chromium: other origins, DNS rebinding, a studio pag
       assert.deepEqual(await context.cookies(), []);
       // The code was never spent: it still signs in, once, on the service's own origin.
       const real = await context.newPage();
-      assert.equal((await real.goto(`${service}/login?code=${code}`))?.status(), 200);
-      assert.ok((await context.cookies(service)).some((c) => c.name === 'backlot_launcher'));
+      await signIn(real, `${service}/login?code=${code}`);
+      assert.ok(await storedCredential(context, service));
+      assert.deepEqual(await context.cookies(), [], 'and no cookie');
       await assertNothingChanged('rebinding');
     } finally {
       await context.close();
@@ -268,6 +269,14 @@ describe('isolation in real Chromium: other origins, DNS rebinding, a studio pag
       page.on('response', (r) => {
         if (!r.url().startsWith(sketchpad)) statuses.push([r.url(), r.status()]);
       });
+      // Spending the code from the studio's page: a JSON post needs a preflight nothing answers; refused either way.
+      for (const init of [
+        { method: 'POST', body: JSON.stringify({ code }), headers: { 'Content-Type': 'application/json' } },
+        { method: 'POST', body: JSON.stringify({ code }), headers: { 'Content-Type': 'application/json' }, mode: 'no-cors' as const },
+        { method: 'POST', body: JSON.stringify({ code }), headers: { 'Content-Type': 'text/plain' } },
+      ]) {
+        assertNoData(await pageFetch(page, `${service}/login`, init), `POST /login ${JSON.stringify(init)}`, [...secrets, 'bl_launcher_'], [400, 401, 403, 404]);
+      }
       for (const url of [
         `${service}/login?code=${code}`,
         `${service}/editor/events`,
@@ -288,6 +297,7 @@ describe('isolation in real Chromium: other origins, DNS rebinding, a studio pag
         if (r.error === undefined) assert.ok(r.status >= 400, `${path}: ${r.status} ${r.text.slice(0, 200)}`);
       }
       for (const action of [
+        `${service}/login`,
         `${service}/api/v1/launcher/studios/clipmaker:stop`,
         `http://localhost:${svc.port}/api/v1/launcher/studios/clipmaker:stop`,
         `${clipmaker}/_backlot/api/v1/assets?kind=other&filename=attack.txt`,
@@ -303,7 +313,7 @@ describe('isolation in real Chromium: other origins, DNS rebinding, a studio pag
       const real = await newContext(browser!, 'light');
       try {
         const p = await real.newPage();
-        assert.equal((await p.goto(`${service}/login?code=${code}`))?.status(), 200);
+        await signIn(p, `${service}/login?code=${code}`);
       } finally {
         await real.close();
       }

@@ -166,7 +166,8 @@ describe('launcher UI: jobs', () => {
     });
     const logRequests: { lastEventId: string | null }[] = [];
     page.on('request', (req) => {
-      if (!/\/launcher\/jobs\/[^/]+\/logs$/.test(new URL(req.url()).pathname) || req.resourceType() !== 'eventsource') return;
+      // The page reads the stream with fetch (renderer/lib/sse.ts), so that it can send the credential's header.
+      if (!/\/launcher\/jobs\/[^/]+\/logs$/.test(new URL(req.url()).pathname) || !['eventsource', 'fetch'].includes(req.resourceType())) return;
       const entry: { lastEventId: string | null } = { lastEventId: null };
       logRequests.push(entry);
       req.allHeaders().then(
@@ -207,7 +208,7 @@ describe('launcher UI: jobs', () => {
       assert.equal(await view.getAttribute('data-follow'), 'true', 'following again');
       assert.equal(await jump.isVisible(), false);
 
-      // The connection drops (the proxy cuts it) while lines keep coming: EventSource reconnects with Last-Event-ID.
+      // The connection drops (the proxy cuts it) while lines keep coming: the stream reconnects with Last-Event-ID.
       const before = await log.locator('.log-line').count();
       assert.equal(proxy.drop(), 1, 'one log stream was open');
       await page.locator('.log-view[data-stream="reconnecting"]').waitFor({ timeout: 15_000 });

@@ -47,7 +47,7 @@ describe('launcher UI', () => {
       assert.match(text, /backlot login-url/);
       assert.doesNotMatch(text, /Studios|Jobs/);
       assert.deepEqual(await context.cookies(), []);
-      // Without the cookie the API answers nothing.
+      // Without the credential's header the API answers nothing.
       assert.equal((await send(svc.svc.port, { path: '/api/v1/launcher/studios' })).status, 401);
     } finally {
       await context.close();

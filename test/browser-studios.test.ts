@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium, newContext, type PageFetch, pageFetch, runtimeToken, saveScreenshot, SCHEMES, watchPageErrors } from './helpers/browser';
+import { CREDENTIAL_KEY, launchChromium, newContext, type PageFetch, pageFetch, runtimeToken, saveScreenshot, SCHEMES, signIn, storedCredential, watchPageErrors } from './helpers/browser';
 import { client, send } from './helpers/http';
 import { ROOT, startService, type TestService } from './helpers/service';
 
@@ -301,7 +301,7 @@ describe('example studios in real Chromium', { timeout: 150_000 }, () => {
       const editorErrors = watchPageErrors(editor);
       const login = svc.cli(['login-url']);
       assert.equal(login.code, 0, login.stderr);
-      await editor.goto(login.stdout.trim());
+      await signIn(editor, login.stdout);
       await editor.goto(`http://127.0.0.1:${svc.port}/editor/`);
       await editor.getByRole('status').filter({ hasText: 'Connected' }).waitFor({ timeout: 30_000 });
 
@@ -452,7 +452,7 @@ describe('example studios in real Chromium', { timeout: 150_000 }, () => {
     }
   });
 
-  test('the launcher cookie works on 127.0.0.1 and is never sent to a studio origin; a login code is not answered there', async () => {
+  test("the launcher credential works on 127.0.0.1 (its localStorage, no cookie) and nothing of it reaches a studio origin; a login code is not answered there", async () => {
     const loginUrl = svc.cli(['login-url']);
     assert.equal(loginUrl.code, 0, loginUrl.stderr);
     const url = new URL(loginUrl.stdout.trim());
@@ -467,21 +467,19 @@ describe('example studios in real Chromium', { timeout: 150_000 }, () => {
       assert.match(await page.locator('body').innerText(), /Nothing at \/login/);
       assert.deepEqual(await context.cookies(), []);
 
-      const signedIn = await page.goto(url.href);
-      assert.equal(signedIn?.status(), 200);
+      const cred = await signIn(page, url.href);
       assert.equal(new URL(page.url()).pathname, '/');
       await page.getByRole('heading', { name: 'Studios' }).waitFor(); // the launcher UI, signed in
-      const cookies = await context.cookies();
-      const cookie = cookies.find((c) => c.name === 'backlot_launcher');
-      assert.ok(cookie, JSON.stringify(cookies));
-      assert.equal(cookie.domain, '127.0.0.1');
-      assert.equal(cookie.httpOnly, true);
-      assert.equal(cookie.sameSite, 'Strict');
-      // A page of the service's origin in the signed-in context: its fetch carries the cookie, which opens the
-      // launcher API.
+      assert.deepEqual(await context.cookies(), [], 'no cookie at all');
+      assert.equal(await storedCredential(context, `http://127.0.0.1:${svc.port}`), cred);
+      // A page of the service's origin in the signed-in context reads the credential from its storage; as a
+      // Bearer header it opens the launcher API (and without it, nothing does).
       const servicePage = await context.newPage();
       assert.equal((await servicePage.goto(`http://127.0.0.1:${svc.port}/api/v1/openapi.json`))?.status(), 200);
-      const studios = await pageFetch(servicePage, '/api/v1/launcher/studios');
+      const bare = await pageFetch(servicePage, '/api/v1/launcher/studios', { credentials: 'include' });
+      assert.ok(bare.error === undefined && bare.status === 401, `nothing but the header opens it: ${JSON.stringify(bare)}`);
+      const stored = await servicePage.evaluate((key) => localStorage.getItem(key), CREDENTIAL_KEY);
+      const studios = await pageFetch(servicePage, '/api/v1/launcher/studios', { headers: { Authorization: `Bearer ${stored}` } });
       assert.ok(studios.error === undefined && studios.status === 200, JSON.stringify(studios));
       assert.deepEqual(
         (JSON.parse(studios.text).items as { id: string }[]).map((s) => s.id),
@@ -489,16 +487,17 @@ describe('example studios in real Chromium', { timeout: 150_000 }, () => {
       );
       assert.deepEqual(await context.cookies(sketchpad), [], 'no cookie of this context applies to the studio origin');
 
-      // The launcher page's Open link takes the signed-in person to sketchpad: no request to its origin carries the cookie.
-      // (It opens in a new tab, without an opener.)
-      const headers: Promise<{ url: string; cookie: string | undefined }>[] = [];
+      // The launcher page's Open link takes the signed-in person to sketchpad: no request to its origin carries
+      // a cookie or anything of the credential. (It opens in a new tab, without an opener.)
+      const headers: Promise<{ url: string; cookie: string | undefined; all: string }>[] = [];
       context.on('request', (r) => {
-        if (r.url().startsWith(sketchpad)) headers.push(r.allHeaders().then((h) => ({ url: r.url(), cookie: h.cookie })));
+        if (r.url().startsWith(sketchpad)) headers.push(r.allHeaders().then((h) => ({ url: r.url(), cookie: h.cookie, all: JSON.stringify(h) })));
       });
       const [studioPage] = await Promise.all([context.waitForEvent('page'), page.locator(`a[href="${sketchpad}/"]`).click()]);
       await studioPage.waitForURL(`${sketchpad}/`);
       await studioPage.locator('#live[data-state="connected"]').waitFor();
       assert.equal(await studioPage.evaluate(() => document.cookie), '');
+      assert.equal(await studioPage.evaluate((key) => localStorage.getItem(key), CREDENTIAL_KEY), null, "the studio origin's storage is its own");
       assertNoData(await pageFetch(studioPage, '/_backlot/api/v1/launcher/studios', { credentials: 'include' }), 'launcher via /_backlot', ['"items"']);
       assertNoData(await pageFetch(studioPage, '/api/v1/launcher/studios', { credentials: 'include' }), 'launcher via /api/v1 on the studio origin', ['"items"']);
       assertNoData(
@@ -508,7 +507,10 @@ describe('example studios in real Chromium', { timeout: 150_000 }, () => {
       );
       const sent = await Promise.all(headers);
       assert.ok(sent.length >= 4, `requests seen: ${sent.map((s) => s.url).join(' ')}`);
-      for (const s of sent) assert.ok(!(s.cookie ?? '').includes('backlot_launcher'), `${s.url} carried ${s.cookie}`);
+      for (const s of sent) {
+        assert.equal(s.cookie, undefined, `${s.url} carried ${s.cookie}`);
+        assert.ok(!s.all.includes(cred) && !s.all.includes('bl_launcher_'), `${s.url} carried the credential`);
+      }
     } finally {
       await context.close();
     }

@@ -110,6 +110,7 @@ describe('diagnostics', () => {
       ['http://127.0.0.1:7380/login?code=Q1w2&x=1', 'http://127.0.0.1:7380/login?code=[hidden]&x=1'],
       ['/thumb?w=64&key=abc#frag', '/thumb?w=64&key=[hidden]#frag'],
       ['/x?token=abc def', '/x?token=[hidden] def'],
+      ['GET /api/v1/media/01ARZ.f.t5x.0a1b2c3d4e5f.AbC_-9 206', 'GET /api/v1/media/[hidden] 206'],
       ['Backlot listening on http://127.0.0.1:7380', 'Backlot listening on http://127.0.0.1:7380'],
       ['a qblt_ word and codes=1', 'a qblt_ word and codes=1'],
     ];

@@ -8,6 +8,7 @@ import { client, send, type HttpResponse } from './helpers/http';
 import { fixture, LauncherClient, startLauncher } from './helpers/launcher';
 import { tempDir, type TestService } from './helpers/service';
 import { openSse } from './helpers/sse';
+import { assertError } from './helpers/scenario';
 
 /**
  * Issue 17 item 4, over HTTP: isolation, table-driven from the route table the
@@ -105,7 +106,9 @@ function fill(route: RouteRow, values: typeof ids = ids, key = A.key, ns = 'note
     .replace('{key}', encodeURIComponent(key))
     .replace('{collection}', A.collection)
     .replace('{job}', values.job)
-    .replace('{id}', () => idFor(route.path, values));
+    .replace('{id}', () => idFor(route.path, values))
+    // A media URL's path is its own credential: one of the right shape for A's asset, never minted.
+    .replace('{token}', `${values.asset}.f.${Math.floor(Date.now() / 1000 + 300).toString(36)}.000000000000.${'A'.repeat(43)}`);
 }
 
 /**
@@ -145,6 +148,8 @@ function bodyFor(route: RouteRow): unknown {
 }
 
 const isLauncher = (r: RouteRow) => r.capability === 'launcher';
+/** A short-lived media URL's route: its path is its credential (docs/api.md §Media URLs); no header opens it. */
+const isMedia = (r: RouteRow) => r.capability === 'media_url';
 /** Routes that name one of A's things in their path (not only a namespace or collection name). */
 const onAThing = (r: RouteRow) => /\{(key|id|job)\}/.test(r.path) && !isLauncher(r);
 
@@ -301,7 +306,7 @@ describe('isolation, table-driven from the route table', { timeout: 480_000 }, (
   });
 
   test("B's lists and creates: 2xx on B's own, never one of A's things; references to A's things are 404 or 422 like missing ones", async () => {
-    const rows = routes.filter((r) => !onAThing(r) && !isLauncher(r) && !r.stream);
+    const rows = routes.filter((r) => !onAThing(r) && !isLauncher(r) && !isMedia(r) && !r.stream);
     assert.ok(rows.length >= 12, rows.map((r) => r.path).join());
     for (const route of rows) {
       const path = fill(route);
@@ -402,7 +407,7 @@ describe('isolation, table-driven from the route table', { timeout: 480_000 }, (
 
   test("a token lacking the route's capability: 403 capability_required naming it, before anything else", async () => {
     let n = 0;
-    for (const route of routes.filter((r) => !isLauncher(r))) {
+    for (const route of routes.filter((r) => !isLauncher(r) && !isMedia(r))) {
       const path = fill(route);
       const r = await call(route, path, lacking[route.capability]!);
       const what = `${route.method} ${path} without ${route.capability}`;
@@ -480,7 +485,7 @@ describe('isolation, table-driven from the route table', { timeout: 480_000 }, (
         assert.equal(r.json.code, 'bad_origin', `${name}`);
         assert.equal(r.headers['access-control-allow-origin'], undefined);
       }
-      if (isLauncher(route)) {
+      if (isLauncher(route) || isMedia(route)) {
         // The user's side: a studio's page (same-site to localhost) is refused too, cookie or header.
         for (const headers of [{ 'Sec-Fetch-Site': 'same-site' }, { Origin: `http://alpha.localhost:${svc.port}` }, { Host: `alpha.localhost:${svc.port}` }]) {
           const r = await call(route, path, cred, headers);
@@ -536,6 +541,30 @@ describe('isolation, table-driven from the route table', { timeout: 480_000 }, (
         assert.equal(r.status, 403, `${route.method} ${path} ${JSON.stringify(headers)}: ${r.status} ${r.text}`);
         assert.equal(r.json.code, 'bad_origin');
       }
+    }
+  });
+
+  test('a media URL route: no header or cookie opens it; minted by the launcher for A\'s asset it reads that asset only, on the service origin only', async () => {
+    const media = routes.filter(isMedia);
+    assert.ok(media.length >= 1, 'the media URL route is in the table');
+    for (const route of media) {
+      assert.equal(route.method, 'GET', 'read only');
+      for (const token of [tokens.alpha, tokens.beta, launcher.cred, null]) {
+        const r = await call(route, fill(route), token, { Cookie: `backlot_launcher=${launcher.cred}` });
+        assert.equal(r.status, 401, `${route.path} with ${token?.slice(0, 12)}: ${r.status} ${r.text}`);
+        assertNothingOfA(r, fill(route), route.path);
+      }
+    }
+    const minted = await launcher.post('/launcher/media-urls', { assets: [{ id: ids.asset, variant: 'file' }] });
+    assert.equal(minted.status, 200, minted.text);
+    const url = minted.json.items[0].url as string;
+    assert.equal((await send(svc.port, { path: url })).status, 200);
+    for (const method of ['PUT', 'PATCH', 'DELETE', 'POST']) {
+      const r = await send(svc.port, { method, path: url, body: {} });
+      assert.ok(r.status === 404 || r.status === 401, `${method}: ${r.status}`);
+    }
+    for (const headers of [{ Host: `alpha.localhost:${svc.port}` }, { Origin: `http://beta.localhost:${svc.port}` }]) {
+      assertError(await send(svc.port, { path: url, headers }), 403, 'bad_origin');
     }
   });
 

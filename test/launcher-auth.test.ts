@@ -5,17 +5,19 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { send, type HttpResponse } from './helpers/http';
+import { send } from './helpers/http';
+import { spendLoginCode } from './helpers/login';
 import { assertError } from './helpers/scenario';
 import { BIN, runCli, tempDir, type TestService } from './helpers/service';
 import { fixture, startLauncher, type LauncherClient } from './helpers/launcher';
 
 /**
- * The launcher credential (issue 15 item 7): every /launcher route needs it
- * (401 without, 401 with a studio token), it never opens a studio's data, a
- * studio's Host or Origin never reaches /launcher (403 bad_origin), and the
- * one-time login URL: printed by `login-url` and by `serve`, works once, for
- * two minutes, sets an HttpOnly, SameSite=Strict, host-only cookie, 303 to /.
+ * The launcher credential (docs/security.md "The launcher credential"): every
+ * /launcher route needs it (401 without, 401 with a studio token), it never
+ * opens a studio's data, a studio's Host or Origin never reaches /launcher
+ * (403 bad_origin), and the one-time login URL: printed by `login-url` and by
+ * `serve`; opening it spends nothing; the page's own POST spends it once, for
+ * two minutes, and gets a credential back in JSON; never a cookie.
  */
 
 let svc: TestService;
@@ -47,7 +49,6 @@ async function launcherOperations(): Promise<{ method: string; path: string }[]>
   return ops;
 }
 
-const login = (code: string, headers: Record<string, string> = {}) => send(svc.port, { path: `/login?code=${code}`, headers });
 
 function loginCode(url: string): string {
   const m = new RegExp(`^http://127\\.0\\.0\\.1:${svc.port}/login\\?code=([A-Za-z0-9_-]{43})$`).exec(url.trim());
@@ -55,11 +56,6 @@ function loginCode(url: string): string {
   return m[1]!;
 }
 
-function cookieOf(res: HttpResponse): string {
-  const set = res.headers['set-cookie'];
-  assert.ok(set && set.length === 1, 'one Set-Cookie');
-  return set[0]!;
-}
 
 test('every /launcher operation is 401 without a credential and with a studio token', async () => {
   const ops = await launcherOperations();
@@ -101,36 +97,76 @@ test('/launcher from a studio Host or Origin is 403 bad_origin, even with the cr
   assert.equal(viaBacklot.json?.items, undefined);
 });
 
-test('login-url: a one-time code; 303 to / with an HttpOnly, SameSite=Strict, host-only cookie that opens the launcher API', async () => {
+test('login-url: opening the URL (GET, HEAD, again and again: a prefetch, a preview) spends nothing; the page posts the code once and gets a credential, never a cookie', async () => {
   const r = svc.cli(['login-url']);
   assert.equal(r.code, 0, r.stderr);
   const code = loginCode(r.stdout);
-  const res = await login(code);
-  assert.equal(res.status, 303, res.text);
-  assert.equal(res.headers.location, '/');
-  const cookie = cookieOf(res);
-  const parts = cookie.split(';').map((p) => p.trim());
-  assert.match(parts[0]!, /^backlot_launcher=bl_launcher_[A-Za-z0-9_-]+$/);
-  assert.ok(parts.includes('HttpOnly'), cookie);
-  assert.ok(parts.includes('SameSite=Strict'), cookie);
-  assert.ok(parts.includes('Path=/'), cookie);
-  assert.ok(!parts.some((p) => /^domain=/i.test(p)), `host-only: ${cookie}`);
+  for (const method of ['HEAD', 'GET', 'GET', 'HEAD']) {
+    const page = await send(svc.port, { method, path: `/login?code=${code}`, headers: { 'Sec-Fetch-Site': 'none', 'Sec-Fetch-Mode': 'navigate', 'Sec-Purpose': 'prefetch' } });
+    assert.equal(page.status, 200, `${method}: ${page.text}`);
+    assert.equal(page.headers['set-cookie'], undefined, 'never a cookie');
+    if (method === 'GET') assert.match(page.text, /<script src="\/ui\/launcher\.js" defer><\/script>/, 'the launcher page, whose script spends the code');
+    assert.match(String(page.headers['content-security-policy']), /script-src 'self'(;|$)/);
+  }
+  const res = await spendLoginCode(svc.port, code);
+  assert.equal(res.status, 200, res.text);
+  assert.equal(res.headers['set-cookie'], undefined, 'never a cookie');
+  assert.equal(res.headers['cache-control'], 'no-store');
+  assert.deepEqual(Object.keys(res.json).sort(), ['credential', 'kind']);
+  assert.equal(res.json.kind, 'browser');
+  assert.match(res.json.credential, /^bl_launcher_[A-Za-z0-9_-]{43}$/);
+  const cred = res.json.credential as string;
 
-  const jar = { Cookie: parts[0]! };
-  const list = await send(svc.port, { path: '/api/v1/launcher/studios', headers: jar });
+  const list = await send(svc.port, { path: '/api/v1/launcher/studios', token: cred });
   assert.equal(list.status, 200, list.text);
   assert.ok(list.json.items.some((s: any) => s.id === 'hosted'));
-  const home = await send(svc.port, { path: '/', headers: jar });
-  assert.equal(home.status, 200);
-  assert.match(home.text, /<script src="\/ui\/launcher\.js" defer><\/script>/, 'signed in: the launcher UI');
-  assertError(await send(svc.port, { path: '/api/v1/kv/settings', headers: jar }), 401, 'unauthenticated');
-  assertError(await send(svc.port, { path: '/api/v1/launcher/studios', headers: { ...jar, Host: `hosted.localhost:${svc.port}` } }), 403, 'bad_origin');
+  assertError(await send(svc.port, { path: '/api/v1/kv/settings', token: cred }), 401, 'unauthenticated');
+  assertError(await send(svc.port, { path: '/api/v1/launcher/studios', token: cred, headers: { Host: `hosted.localhost:${svc.port}` } }), 403, 'bad_origin');
+  // The credential as a cookie opens nothing, under any name or path: only the header counts.
+  for (const cookie of [`backlot_launcher=${cred}`, `backlot_launcher=${cred}; other=1`, `bl=${cred}`]) {
+    assertError(await send(svc.port, { path: '/api/v1/launcher/studios', headers: { Cookie: cookie } }), 401, 'unauthenticated');
+  }
 
-  const again = await login(code);
-  assert.equal(again.status, 401, 'the code works once');
-  assert.equal(again.headers['set-cookie'], undefined);
-  assert.equal((await login('x'.repeat(43))).status, 401);
-  assert.equal((await login('short')).status, 401);
+  const again = await spendLoginCode(svc.port, code);
+  assertError(again, 401, 'unauthenticated');
+  assert.match(again.json.message, /backlot login-url/);
+  assertError(await spendLoginCode(svc.port, 'x'.repeat(43)), 401, 'unauthenticated');
+  assertError(await spendLoginCode(svc.port, 'short'), 401, 'unauthenticated');
+});
+
+test('a code is spent once even when two pages post it at the same moment', async () => {
+  const code = loginCode(svc.cli(['login-url']).stdout);
+  const answers = await Promise.all(Array.from({ length: 8 }, () => spendLoginCode(svc.port, code)));
+  assert.deepEqual(answers.map((a) => a.status).sort(), [200, 401, 401, 401, 401, 401, 401, 401]);
+});
+
+test('POST /login from anywhere but the launcher page itself is refused and spends nothing', async () => {
+  const code = loginCode(svc.cli(['login-url']).stdout);
+  const studio = `http://hosted.localhost:${svc.port}`;
+  const refusals: [string, Record<string, string | undefined>, number, string][] = [
+    ['no Origin', { Origin: undefined, 'Sec-Fetch-Site': undefined }, 403, 'bad_origin'],
+    ['a studio origin', { Origin: studio, 'Sec-Fetch-Site': 'same-site' }, 403, 'bad_origin'],
+    ['another port of 127.0.0.1', { Origin: `http://127.0.0.1:${svc.port + 1}`, 'Sec-Fetch-Site': 'same-site' }, 403, 'bad_origin'],
+    ['another site', { Origin: 'http://evil.example', 'Sec-Fetch-Site': 'cross-site' }, 403, 'bad_origin'],
+    ['a null origin', { Origin: 'null' }, 403, 'bad_origin'],
+    ['a rebound Host', { Host: `evil.example:${svc.port}`, Origin: `http://evil.example:${svc.port}` }, 403, 'bad_origin'],
+  ];
+  for (const [name, headers, status, errorCode] of refusals) {
+    const r = await spendLoginCode(svc.port, code, headers);
+    assert.equal(r.status, status, `${name}: ${r.status} ${r.text}`);
+    assert.equal(r.json.code, errorCode, name);
+    assert.equal(r.headers['set-cookie'], undefined);
+  }
+  // On a studio's host, /login is the studio's own server's path: it never reaches the service.
+  const onStudio = await spendLoginCode(svc.port, code, { Origin: studio, Host: `hosted.localhost:${svc.port}` });
+  assert.doesNotMatch(onStudio.text, /bl_launcher_/);
+  // A form post (no preflight) is not JSON: refused before the code is looked at.
+  const form = await send(svc.port, { method: 'POST', path: '/login', raw: `code=${code}`, contentType: 'application/x-www-form-urlencoded', headers: { Origin: `http://127.0.0.1:${svc.port}` } });
+  assertError(form, 400, 'bad_request');
+  const text = await send(svc.port, { method: 'POST', path: '/login', raw: JSON.stringify({ code }), contentType: 'text/plain', headers: { Origin: `http://127.0.0.1:${svc.port}` } });
+  assertError(text, 400, 'bad_request');
+  // None of these spent it.
+  assert.equal((await spendLoginCode(svc.port, code)).status, 200);
 });
 
 test('an expired code fails', async () => {
@@ -144,9 +180,8 @@ test('an expired code fails', async () => {
   } finally {
     db.close();
   }
-  const res = await login(code);
-  assert.equal(res.status, 401);
-  assert.equal(res.headers['set-cookie'], undefined);
+  const res = await spendLoginCode(svc.port, code);
+  assertError(res, 401, 'unauthenticated');
   // The same kind of row, still live, works: the expiry is what refused it.
   const live = randomBytes(32).toString('base64url');
   const db2 = new Database(join(svc.dataDir, 'backlot.db'));
@@ -158,7 +193,20 @@ test('an expired code fails', async () => {
   } finally {
     db2.close();
   }
-  assert.equal((await login(live)).status, 303);
+  assert.equal((await spendLoginCode(svc.port, live)).status, 200);
+});
+
+test('a code lives two minutes', async () => {
+  const code = loginCode(svc.cli(['login-url']).stdout);
+  const db = new Database(join(svc.dataDir, 'backlot.db'));
+  try {
+    const expires = db.prepare('SELECT expires_at FROM login_codes WHERE hash = ?').pluck().get(createHash('sha256').update(code).digest()) as string;
+    const left = Date.parse(expires) - Date.now();
+    assert.ok(left > 110_000 && left <= 120_000, `${left} ms`);
+    assert.equal(db.prepare('SELECT count(*) FROM login_codes WHERE hash = ?').pluck().get(Buffer.from(code)), 0, 'stored only hashed');
+  } finally {
+    db.close();
+  }
 });
 
 test('login-url with no server running: exit 1 and a clear message', () => {
@@ -186,9 +234,9 @@ test('serve prints a login URL at start, and it signs in', async () => {
     });
     assert.match(lines[0]!, /^Backlot listening on http:\/\/127\.0\.0\.1:\d+$/);
     const u = new URL(url);
-    const res = await send(Number(u.port), { path: `${u.pathname}${u.search}` });
-    assert.equal(res.status, 303);
-    assert.match(cookieOf(res), /^backlot_launcher=/);
+    const res = await spendLoginCode(Number(u.port), u.searchParams.get('code')!);
+    assert.equal(res.status, 200, res.text);
+    assert.match(res.json.credential, /^bl_launcher_/);
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));

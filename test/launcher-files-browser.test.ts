@@ -2,14 +2,15 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { makePng, upload } from './helpers/assets';
-import { launchChromium, newContext, saveScreenshot } from './helpers/browser';
+import { launchChromium, newContext, saveScreenshot, signIn } from './helpers/browser';
+import { send } from './helpers/http';
 import { startService, type TestService } from './helpers/service';
 
 /**
- * Stored bytes are untrusted (decisions §10, issue 18 item 2): in the machine's
- * Chromium, signed in to the launcher (its cookie on 127.0.0.1), an uploaded SVG,
- * HTML or XHTML file with script opened on the service's own origin is a
- * download and runs nothing; HTML stored as text/plain shows as text (nosniff);
+ * Stored bytes are untrusted (docs/security.md): in the machine's Chromium,
+ * signed in to the launcher, an uploaded SVG, HTML or XHTML file with script
+ * opened on the service's own origin (through the short-lived media URL the
+ * launcher page opens it with, docs/api.md §Media URLs) is a download and runs nothing; HTML stored as text/plain shows as text (nosniff);
  * an SVG still shows as a picture through <img>, and a PNG opened as a page still
  * shows (the sandbox does not break pictures). "Ran" is watched for as any
  * request to a `/ran-` path, which every script here makes first.
@@ -20,6 +21,8 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let token: string;
+/** The credential the signed-in page keeps. */
+let cred: string;
 /** Every request the browser made to a `/ran-` path: a script that ran. */
 const ran: string[] = [];
 
@@ -66,11 +69,9 @@ before(async () => {
     if (new URL(r.url()).pathname.startsWith('/ran-')) ran.push(r.url());
   });
   page = await context.newPage();
-  // Signed in: the one-time login URL sets the launcher cookie and lands on the launcher page.
-  const login = svc.cli(['login-url']).stdout.trim();
-  await page.goto(login);
-  assert.equal(new URL(page.url()).pathname, '/');
-  assert.ok((await context.cookies()).some((c) => c.name === 'backlot_launcher'), 'the launcher cookie is set');
+  // Signed in: the page spends the one-time code and keeps the credential (no cookie), on the launcher page.
+  cred = await signIn(page, svc.cli(['login-url']).stdout);
+  assert.deepEqual(await context.cookies(), [], 'no cookie');
 });
 
 after(async () => {
@@ -78,12 +79,17 @@ after(async () => {
   await svc?.stop();
 });
 
-const url = (path: string) => `http://127.0.0.1:${svc.port}/api/v1${path}`;
+/** A media URL for a stored file, minted as the launcher page mints them (its credential). */
+async function url(name: string): Promise<string> {
+  const r = await send(svc.port, { method: 'POST', path: '/api/v1/launcher/media-urls', token: cred, body: { assets: [{ id: ids[name], variant: 'file' }] } });
+  assert.equal(r.status, 200, r.text);
+  return `http://127.0.0.1:${svc.port}${r.json.items[0].url}`;
+}
 
 test('an SVG, HTML, XHTML, XML or untyped file with script opened on the service origin is a download and runs nothing', async () => {
   for (const name of ['svg', 'html', 'xhtml', 'xml', 'untyped']) {
     const download = page.waitForEvent('download', { timeout: 15_000 }).catch(() => null);
-    await page.goto(url(`/launcher/assets/${ids[name]}`)).catch((err: Error) => assert.match(err.message, /Download is starting|net::ERR_ABORTED/, name));
+    await page.goto(await url(name)).catch((err: Error) => assert.match(err.message, /Download is starting|net::ERR_ABORTED/, name));
     await page.waitForTimeout(300);
     assert.deepEqual(ran, [], `${name}: its script ran`);
     const file = await download;
@@ -97,7 +103,7 @@ test('an SVG, HTML, XHTML, XML or untyped file with script opened on the service
 });
 
 test('HTML stored as text/plain shows as text (nosniff): the script is not run', async () => {
-  const res = await page.goto(url(`/launcher/assets/${ids.text}`));
+  const res = await page.goto(await url('text'));
   assert.equal(res?.status(), 200);
   assert.equal(res?.headers()['x-content-type-options'], 'nosniff');
   assert.match(res?.headers()['content-security-policy'] ?? '', /\bsandbox\b/);
@@ -108,7 +114,7 @@ test('HTML stored as text/plain shows as text (nosniff): the script is not run',
 });
 
 test('a picture still shows: a PNG opened as a page, and the SVG through <img> (which never runs its script)', async () => {
-  const res = await page.goto(url(`/launcher/assets/${ids.png}`));
+  const res = await page.goto(await url('png'));
   assert.equal(res?.status(), 200);
   assert.match(res?.headers()['content-security-policy'] ?? '', /\bsandbox\b/);
   const shown = await page.evaluate(() => {
@@ -124,7 +130,7 @@ test('a picture still shows: a PNG opened as a page, and the SVG through <img> (
     document.body.append(img);
     await img.decode();
     return img.naturalWidth;
-  }, url(`/launcher/assets/${ids.svg}`));
+  }, await url('svg'));
   assert.equal(width, 40);
   await page.waitForTimeout(500);
   assert.deepEqual(ran, []);

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { asHttp, getAsset, makePng, rawRequest, upload, type BytesResponse } from './helpers/assets';
 import { ffmpegWrapper, freshConnections, JOB_KEYS } from './helpers/export';
 import { assertItem, createItem, ids, newestFirst, walk, UNKNOWN_ID } from './helpers/gallery';
+import { loginCodeOf, spendLoginCode } from './helpers/login';
 import { client, send } from './helpers/http';
 import { makeAudio, makeVideo, requireFfmpeg } from './helpers/media';
 import { assertError } from './helpers/scenario';
@@ -22,7 +23,7 @@ import { assertTimeline, MERGE } from './helpers/timeline';
  * /launcher/jobs and one that succeeds), the headers of every stored file
  * (nosniff, CSP sandbox, attachment for types that can run script) on the
  * launcher's and the studios' routes, and who may call: the credential as
- * Bearer or as the login cookie; never a studio token; never another origin.
+ * Bearer (a browser sign-in's too, never as a cookie); never a studio token; never another origin.
  */
 
 type Client = ReturnType<typeof client>;
@@ -134,17 +135,21 @@ describe('who may call', () => {
     }
   });
 
-  test('the login cookie opens them as the Bearer credential does; the credential never opens a studio route', async () => {
+  test("a browser sign-in's credential opens them as the launcher-token one does, as a Bearer header only; it never opens a studio route", async () => {
     const url = svc.cli(['login-url']).stdout.trim();
-    const res = await send(svc.port, { path: new URL(url).pathname + new URL(url).search });
-    assert.equal(res.status, 303, res.text);
-    const cookie = String(res.headers['set-cookie']![0]).split(';')[0]!;
-    const list = await send(svc.port, { path: '/api/v1/launcher/gallery/items?limit=100', headers: { Cookie: cookie } });
+    const res = await spendLoginCode(svc.port, loginCodeOf(url));
+    assert.equal(res.status, 200, res.text);
+    const browser = res.json.credential as string;
+    const list = await send(svc.port, { path: '/api/v1/launcher/gallery/items?limit=100', token: browser });
     assert.equal(list.status, 200, list.text);
     assert.equal(list.json.items.length, live.length);
-    const bytes = await rawRequest(svc.port, { path: `/api/v1/launcher/assets/${asset.p3.id}`, headers: { Cookie: cookie } });
+    const bytes = await rawRequest(svc.port, { path: `/api/v1/launcher/assets/${asset.p3.id}`, token: browser });
     assert.equal(bytes.status, 200);
     assert.equal(bytes.body.length, asset.p3.size);
+    // As a cookie it is nothing.
+    assertError(await send(svc.port, { path: '/api/v1/launcher/gallery/items', headers: { Cookie: `backlot_launcher=${browser}` } }), 401, 'unauthenticated');
+    assert.equal((await rawRequest(svc.port, { path: `/api/v1/launcher/assets/${asset.p3.id}`, headers: { Cookie: `backlot_launcher=${browser}` } })).status, 401);
+    assertError(await send(svc.port, { path: '/api/v1/gallery/items', token: browser }), 401, 'unauthenticated');
     assertError(await send(svc.port, { path: '/api/v1/gallery/items', token: cred }), 401, 'unauthenticated');
     assertError(await send(svc.port, { path: `/api/v1/assets/${asset.p1.id}`, token: cred }), 401, 'unauthenticated');
   });

@@ -159,15 +159,25 @@ describe('the running shell', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the launcher window opens through a one-time login URL and lands on / signed in', async () => {
+  test('the launcher window opens through a one-time login URL; its page keeps the credential in the default session, no cookie', async () => {
     assert.equal(launcherWin.loads.length, 1);
     assert.match(launcherWin.loads[0], new RegExp(`^http://127\\.0\\.0\\.1:${state.port}/login\\?code=[A-Za-z0-9_-]{43}$`));
-    assert.equal(launcherWin.webContents.getURL(), `${state.url}/`);
+    assert.equal(launcherWin.webContents.getURL(), launcherWin.loads[0], 'no redirect: the page spends the code itself');
     assert.equal(launcherWin.webContents.page?.status, 200);
-    assert.ok(electron.session.defaultSession.cookies.has('backlot_launcher'), 'the cookie is in the default session');
+    assert.match(launcherWin.webContents.page!.body, /<script src="\/ui\/launcher\.js" defer><\/script>/);
+    assert.equal(electron.session.defaultSession.cookies.size, 0, 'no cookie at all');
     assert.equal(launcherWin.visible, true, 'shown once ready');
-    // The code was spent: loading it again is refused.
-    const again = await send(state.port, { method: 'GET', path: new URL(launcherWin.loads[0]).pathname + new URL(launcherWin.loads[0]).search });
+    // What the page's script does (script does not run in the stand-in): it posts the code and keeps the credential.
+    const code = new URL(launcherWin.loads[0]).searchParams.get('code');
+    const spent = await send(state.port, { method: 'POST', path: '/login', body: { code }, headers: { Origin: state.url, 'Sec-Fetch-Site': 'same-origin' } });
+    assert.equal(spent.status, 200, spent.text);
+    assert.match(spent.json.credential, /^bl_launcher_/);
+    assert.equal(spent.headers['set-cookie'], undefined);
+    electron.session.defaultSession.localStorage(state.url).set('backlot.launcher', spent.json.credential);
+    const studios = await send(state.port, { path: '/api/v1/launcher/studios', token: spent.json.credential });
+    assert.equal(studios.status, 200, studios.text);
+    // The code was spent: posting it again is refused.
+    const again = await send(state.port, { method: 'POST', path: '/login', body: { code }, headers: { Origin: state.url } });
     assert.equal(again.status, 401);
   });
 
@@ -235,7 +245,8 @@ describe('the running shell', () => {
     assert.deepEqual(win.loads, [studioUrl('sketchpad')]);
     assert.equal(win.webContents.session, electron.session.fromPartition('persist:studio-sketchpad'));
     assert.notEqual(win.webContents.session, electron.session.defaultSession);
-    assert.equal(win.webContents.session.cookies.has('backlot_launcher'), false, 'the launcher cookie is not in a studio session');
+    assert.equal(win.webContents.session.cookies.size, 0, 'no cookie in a studio session');
+    assert.deepEqual(win.webContents.session.storedValues(), [], 'the launcher credential is not in a studio session');
     // Open again: the same window is focused, no second one.
     const windows = electron.windows.length;
     launcherWin.webContents.popup(studioUrl('sketchpad'));
@@ -345,10 +356,13 @@ describe('the running shell', () => {
   });
 
   test(':open from a studio shows the editor window (the page connected with the launcher session)', async () => {
-    // The hidden window's page connects to /editor/events with the session's cookie; script does not
-    // run in the stand-in, so this test connects as that page, with that cookie.
-    const cookie = electron.session.defaultSession.cookieHeader();
-    const page = await openSse(state.port, '!/editor/events', undefined, { Cookie: cookie, 'Sec-Fetch-Site': 'same-origin' });
+    // The hidden window's page connects to /editor/events with the credential its origin's storage holds
+    // in the default session (the launcher page put it there); script does not run in the stand-in, so
+    // this test connects as that page, with that credential.
+    assert.equal(editorWin.webContents.session, electron.session.defaultSession, 'the editor shares the launcher page\'s session');
+    const stored = electron.session.defaultSession.localStorage(state.url).get('backlot.launcher');
+    assert.ok(stored, 'the launcher page stored its credential');
+    const page = await openSse(state.port, '!/editor/events', stored, { 'Sec-Fetch-Site': 'same-origin' });
     try {
       assert.equal(page.status, 200, page.text());
       await page.waitFor((m) => m.event === 'hello');

@@ -1,4 +1,7 @@
 import { ApiFailure, call, query, type Page } from '../lib/api';
+import { authHeaders, onCredentialChange } from '../lib/credential';
+import { mediaUrl, openMedia, showMedia } from '../lib/media';
+import { EventStream } from '../lib/sse';
 import { h, replace } from '../lib/dom';
 import { when } from '../lib/format';
 import {
@@ -274,7 +277,11 @@ function clipLabel(track: string, c: Clip): string {
 function thumbFor(c: Clip, videoBudget: { left: number }): HTMLElement {
   const info = assets.get(c.asset_id);
   const kind = info?.kind ?? 'unknown';
-  if (kind === 'image') return h('img', { class: 'thumb', src: `/api/v1/launcher/assets/${c.asset_id}/thumb`, alt: '', loading: 'lazy', draggable: 'false' });
+  if (kind === 'image') {
+    const img = h('img', { class: 'thumb', alt: '', loading: 'lazy', draggable: 'false' });
+    showMedia(img, c.asset_id, 'thumb', () => {});
+    return img;
+  }
   if (kind === 'video' && videoBudget.left > 0) {
     videoBudget.left--;
     const key = `${c.asset_id}@${c.in}`;
@@ -347,7 +354,7 @@ function grabFrame(id: string, at: number): Promise<string> {
         done();
       }, 'image/webp');
     }, { once: true });
-    v.src = `/api/v1/launcher/assets/${id}`;
+    mediaUrl(id, 'file').then((url) => (url ? (v.src = url) : done(new Error('no media URL'))), done);
   });
 }
 
@@ -879,21 +886,49 @@ function showUnderPlayhead(): void {
     return;
   }
   const offset = seconds(playhead - frames(hit.clip.start));
-  const url = `/api/v1/launcher/assets/${hit.clip.asset_id}`;
+  const id = hit.clip.asset_id;
   viewerCaption.textContent = `${hit.track}: ${clipName(hit.clip)}, ${tc(frames(hit.clip.in) + (playhead - frames(hit.clip.start)))} into the source`;
   if (isStill(hit.clip)) {
     video.pause();
     video.hidden = true;
     viewerImage.hidden = false;
-    if (viewerImage.getAttribute('src') !== url) viewerImage.src = url;
+    if (viewerImage.dataset.asset !== id) setViewerSource(viewerImage, id);
     viewerImage.alt = clipName(hit.clip);
     return;
   }
   video.hidden = false;
   viewerImage.hidden = true;
-  if (video.getAttribute('src') !== url) video.src = url;
+  if (video.dataset.asset !== id) return setViewerSource(video, id);
+  if (!video.getAttribute('src')) return; // its media URL is on its way
   const at = hit.clip.in + offset;
   if (Math.abs(video.currentTime - at) > 0.5 / (rate.num / rate.den)) video.currentTime = at;
+}
+
+/**
+ * The viewer loads a clip's file through a short-lived media URL (lib/media.ts);
+ * once it is there the playhead is applied again. A URL that expired while
+ * the viewer kept it (a long play, a pause) is replaced on the element's
+ * error, at the same time.
+ */
+function setViewerSource(el: HTMLImageElement | HTMLVideoElement, id: string, fresh = false): void {
+  el.dataset.asset = id;
+  if (!fresh) el.removeAttribute('src');
+  void mediaUrl(id, 'file', fresh).then((url) => {
+    if (el.dataset.asset !== id || url === null) return;
+    const at = el instanceof HTMLVideoElement ? el.currentTime : 0;
+    el.src = url;
+    if (fresh && el instanceof HTMLVideoElement) el.currentTime = at;
+    else showUnderPlayhead();
+  }, () => {});
+}
+const viewerRetried = new Map<HTMLElement, number>();
+for (const el of [video, viewerImage]) {
+  el.addEventListener('error', () => {
+    const id = el.dataset.asset;
+    if (!id || !el.getAttribute('src') || Date.now() - (viewerRetried.get(el) ?? 0) < 60_000) return;
+    viewerRetried.set(el, Date.now());
+    setViewerSource(el, id, true);
+  });
 }
 
 function togglePlay(): void {
@@ -957,7 +992,7 @@ function loadAsset(id: string): Promise<void> {
       let kind: AssetInfo['kind'] = 'unknown';
       let titleText: string | null = null;
       try {
-        const res = await fetch(`/api/v1/launcher/assets/${id}`, { method: 'HEAD', credentials: 'same-origin' });
+        const res = await fetch(`/api/v1/launcher/assets/${id}`, { method: 'HEAD', headers: authHeaders(), credentials: 'omit' });
         const type = res.ok ? (res.headers.get('Content-Type') ?? '') : '';
         kind = type.startsWith('image/') ? 'image' : type.startsWith('video/') ? 'video' : type.startsWith('audio/') ? 'audio' : 'unknown';
       } catch {
@@ -1120,7 +1155,7 @@ function drawExports(): void {
         h('span', { class: `state state-${job.state}` }, asked && !finished ? 'cancelling' : job.state),
         !finished && pct !== null ? h('span', { class: 'muted' }, `${pct}%`) : null,
         job.state === 'succeeded' && job.data?.item_id ? h('a', { href: `/#gallery/${job.data.item_id}`, class: 'gallery-link' }, 'Open in the gallery') : null,
-        job.state === 'succeeded' && job.data?.asset_id ? h('a', { href: `/api/v1/launcher/assets/${job.data.asset_id}`, target: '_blank', rel: 'noopener' }, 'Play the file') : null,
+        job.state === 'succeeded' && job.data?.asset_id ? playLink(job.data.asset_id) : null,
         job.last_error ? h('span', { class: 'error' }, job.last_error) : null,
         cancel,
       ),
@@ -1186,7 +1221,7 @@ async function open(next: Timeline, studioId: string): Promise<void> {
 }
 
 function connect(): void {
-  const events = new EventSource('/editor/events');
+  const events = new EventStream('/editor/events');
   events.addEventListener('hello', () => {
     connection.textContent = 'Connected';
     connection.dataset.state = 'connected';
@@ -1200,11 +1235,16 @@ function connect(): void {
   });
   events.addEventListener('error', () => {
     connection.dataset.state = 'disconnected';
-    connection.textContent = events.readyState === EventSource.CLOSED ? 'Not connected: sign in to the launcher first (bin/backlot login-url), then reload.' : 'Reconnecting…';
+    connection.textContent = events.readyState === EventStream.CLOSED ? 'Not connected: sign in to the launcher first (bin/backlot login-url), then reload.' : 'Reconnecting…';
+  });
+  // Refused (no credential yet: the desktop shell's hidden window can load before the launcher page
+  // signed in) and the launcher page of this origin has stored one since: start again with it.
+  onCredentialChange(() => {
+    if (events.readyState === EventStream.CLOSED) location.reload();
   });
 
   // Export progress, live (every studio's jobs: only this sequence's are kept).
-  const jobs = new EventSource('/api/v1/launcher/events');
+  const jobs = new EventStream('/api/v1/launcher/events');
   jobs.addEventListener('job', (e) => {
     const job = JSON.parse((e as MessageEvent<string>).data) as Job;
     if (!tl || job.kind !== 'export' || job.timeline_id !== tl.id) return;
@@ -1220,6 +1260,16 @@ function connect(): void {
   jobs.addEventListener('open', () => {
     if (tl) void loadExports();
   });
+}
+
+/** The exported file, opened in a new tab through a fresh media URL. */
+function playLink(assetId: string): HTMLElement {
+  const a = h('a', { href: '#', 'data-media': assetId }, 'Play the file');
+  a.addEventListener('click', (e) => {
+    e.preventDefault();
+    openMedia(assetId);
+  });
+  return a;
 }
 
 // ---- wiring --------------------------------------------------------------------

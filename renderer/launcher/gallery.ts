@@ -1,4 +1,5 @@
-import { API, ApiFailure, call, query, type Page } from '../lib/api';
+import { ApiFailure, call, query, type Page } from '../lib/api';
+import { openMedia, showMedia, type MediaElement } from '../lib/media';
 import { announce, h, replace } from '../lib/dom';
 import { when } from '../lib/format';
 
@@ -67,8 +68,6 @@ interface Filters {
   starred: boolean;
 }
 
-const thumbUrl = (assetId: string) => `${API}/launcher/assets/${encodeURIComponent(assetId)}/thumb`;
-const assetUrl = (assetId: string) => `${API}/launcher/assets/${encodeURIComponent(assetId)}`;
 
 /** What a tile or a lineage entry is called: its title, else its prompt, else its kind. */
 function nameOf(item: Item): string {
@@ -83,8 +82,9 @@ function preview(item: Item, cls: string): HTMLElement {
     box.append(h('span', { class: 'g-placeholder', 'aria-hidden': 'true' }, item.kind === 'video' ? '▶ video' : item.kind === 'audio' ? '♪ audio' : 'file'));
     return box;
   }
-  const img = h('img', { src: thumbUrl(item.asset_id), alt: '', decoding: 'async', draggable: 'false' });
-  img.addEventListener('error', () => replace(box, h('span', { class: 'g-placeholder failed' }, 'No preview: the thumbnail did not load')), { once: true });
+  const img = h('img', { alt: '', decoding: 'async', draggable: 'false' });
+  // Through a short-lived media URL (lib/media.ts): an <img> sends no credential.
+  showMedia(img, item.asset_id, 'thumb', () => replace(box, h('span', { class: 'g-placeholder failed' }, 'No preview: the thumbnail did not load')));
   box.append(img);
   return box;
 }
@@ -635,14 +635,19 @@ export function galleryPanel(): GalleryPanel {
   }
 
   function media(item: Item): HTMLElement {
-    const url = assetUrl(item.asset_id);
-    const link = h('a', { href: url, target: '_blank', rel: 'noopener' }, 'Open the file');
+    // Short-lived media URLs (lib/media.ts); the link asks for a fresh one when followed.
+    const link = h('a', { href: '#', 'data-media': item.asset_id }, 'Open the file');
+    link.addEventListener('click', (e) => {
+      e.preventDefault();
+      openMedia(item.asset_id);
+    });
     let el: HTMLElement;
-    if (item.kind === 'image') el = h('img', { src: url, alt: nameOf(item) });
-    else if (item.kind === 'video') el = h('video', { src: url, controls: true, preload: 'metadata' });
-    else if (item.kind === 'audio') el = h('audio', { src: url, controls: true, preload: 'metadata' });
+    const failed = () => el.replaceWith(h('p', { class: 'error' }, 'The file did not load (it may have been reclaimed).'));
+    if (item.kind === 'image') el = h('img', { alt: nameOf(item) });
+    else if (item.kind === 'video') el = h('video', { controls: true, preload: 'metadata' });
+    else if (item.kind === 'audio') el = h('audio', { controls: true, preload: 'metadata' });
     else el = h('p', { class: 'muted' }, 'No preview for this kind of file.');
-    el.addEventListener('error', () => el.replaceWith(h('p', { class: 'error' }, 'The file did not load (it may have been reclaimed).')), { once: true });
+    if (el instanceof HTMLImageElement || el instanceof HTMLMediaElement) showMedia(el as MediaElement, item.asset_id, 'file', failed);
     return h('figure', { class: 'g-media' }, el, h('figcaption', {}, link));
   }
 

@@ -1,9 +1,11 @@
 import { API } from '../lib/api';
 import { h } from '../lib/dom';
+import { EventStream } from '../lib/sse';
 
 /**
- * A job's live log (issue 18): the job log stream
- * (`GET /api/v1/launcher/jobs/{id}/logs`) through an EventSource, which
+ * A job's live log: the job log stream
+ * (`GET /api/v1/launcher/jobs/{id}/logs`) through an EventStream (lib/sse.ts:
+ * EventSource's behaviour, with the launcher credential's header), which
  * replays the log, then follows it; after a dropped connection it reconnects
  * by itself sending `Last-Event-ID` (the number of the last line it got), and
  * the service resumes after that line. Lines are also kept by number here, so
@@ -37,7 +39,7 @@ export class JobLogView {
   private readonly jump: HTMLButtonElement;
   private readonly status: HTMLParagraphElement;
   private readonly dropped: HTMLParagraphElement;
-  private source: EventSource | null = null;
+  private source: EventStream | null = null;
   private lastN = 0;
   private shown = 0;
   private droppedCount = 0;
@@ -74,15 +76,15 @@ export class JobLogView {
 
   open(): void {
     if (this.source) return;
-    const es = new EventSource(`${API}/launcher/jobs/${encodeURIComponent(this.jobId)}/logs`);
+    const es = new EventStream(`${API}/launcher/jobs/${encodeURIComponent(this.jobId)}/logs`);
     this.source = es;
     es.addEventListener('open', () => {
       if (!this.ended) this.setStatus('Live', 'live');
     });
     es.addEventListener('error', () => {
-      // EventSource retries by itself (with Last-Event-ID) unless the answer was not a stream.
+      // The stream retries by itself (with Last-Event-ID) unless the answer was not a stream.
       if (this.ended) return;
-      this.setStatus(es.readyState === EventSource.CLOSED ? 'The log stream closed.' : 'Connection lost: reconnecting…', 'reconnecting');
+      this.setStatus(es.readyState === EventStream.CLOSED ? 'The log stream closed.' : 'Connection lost: reconnecting…', 'reconnecting');
     });
     es.addEventListener('step', (e) => {
       const s = JSON.parse((e as MessageEvent<string>).data) as { step: string; index: number };
@@ -99,7 +101,7 @@ export class JobLogView {
     es.addEventListener('end', (e) => {
       const end = JSON.parse((e as MessageEvent<string>).data) as { state: string };
       this.ended = true;
-      es.close(); // the server closes the stream after `end`; without this EventSource would reconnect
+      es.close(); // the server closes the stream after `end`; without this the stream would reconnect
       this.setStatus(`Finished: ${end.state}. ${this.lastN} line${this.lastN === 1 ? '' : 's'}.`, 'ended');
       this.events.onEnd?.(end.state);
     });

@@ -1,3 +1,4 @@
+import { authHeaders } from '../lib/credential';
 import { API } from '../lib/api';
 
 /**
@@ -54,8 +55,8 @@ export function parseFrames(buffer: string): { frames: SseFrame[]; rest: string 
 
 export async function readLogTail(jobId: string, keep = 20, signal?: AbortSignal): Promise<LogTail> {
   const res = await fetch(`${API}/launcher/jobs/${encodeURIComponent(jobId)}/logs`, {
-    credentials: 'same-origin',
-    headers: { Accept: 'text/event-stream' },
+    credentials: 'omit',
+    headers: { Accept: 'text/event-stream', ...authHeaders() },
     signal,
   });
   if (!res.ok || !res.body) throw new Error(`The log could not be read (HTTP ${res.status}).`);

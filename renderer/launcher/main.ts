@@ -1,3 +1,5 @@
+import { completeSignIn, credential, onCredentialChange } from '../lib/credential';
+import { EventStream } from '../lib/sse';
 import { ApiFailure, call, query, type Page } from '../lib/api';
 import { h, replace } from '../lib/dom';
 import { galleryPanel } from './gallery';
@@ -73,23 +75,26 @@ async function loadAll(): Promise<void> {
 }
 
 function connect(): void {
-  const events = new EventSource('/api/v1/launcher/events');
+  const events = new EventStream('/api/v1/launcher/events');
   // Each event only changes state; the lists render at the next animation frame.
   events.addEventListener('studio', (e) => studioEvent(JSON.parse((e as MessageEvent<string>).data) as Studio & { removed?: boolean }));
   events.addEventListener('job', (e) => jobs.jobEvent(JSON.parse((e as MessageEvent<string>).data) as Job));
   // A job wrote log lines (at most one event per job every 2 s): it is not stalled.
   events.addEventListener('job_output', (e) => jobs.outputEvent(JSON.parse((e as MessageEvent<string>).data) as { id: string; text: string }));
-  // After a dropped connection EventSource reconnects by itself; reload what may have been missed.
+  // After a dropped connection the stream reconnects by itself; reload what may have been missed.
   events.addEventListener('open', () => void loadAll().catch(showProblem));
 }
 
-function signedOut(): void {
+function signedOut(problem?: string): void {
+  // Another page of this origin signs in (a new login link opened in another tab): start again with it.
+  onCredentialChange(() => location.reload());
   replace(
     root,
     h(
       'main',
       { class: 'signed-out' },
       h('h1', {}, 'Sign in to Backlot'),
+      problem ? h('p', { class: 'error', role: 'alert' }, problem) : null,
       h('p', {}, 'This page needs the launcher’s sign-in. Run '),
       h('pre', {}, h('code', {}, 'bin/backlot login-url')),
       h('p', {}, 'and open the link it prints (it works once, for two minutes).'),
@@ -98,6 +103,10 @@ function signedOut(): void {
 }
 
 async function boot(): Promise<void> {
+  // On /login?code=...: the code becomes this origin's credential (lib/credential.ts).
+  const signIn = await completeSignIn();
+  if (signIn.kind === 'failed') return signedOut(signIn.message);
+  if (!credential()) return signedOut();
   replace(
     root,
     h('header', { class: 'top' }, h('h1', {}, 'Backlot'), h('span', { class: 'muted' }, 'Your local studios'), diagnosticsControl()),

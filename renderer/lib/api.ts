@@ -1,6 +1,9 @@
+import { authHeaders } from './credential';
+
 /**
- * The service's API from a page of its own origin: the launcher credential
- * travels in the HttpOnly cookie the sign-in link set, never in script.
+ * The service's API from a page of its own origin: every call carries the
+ * launcher credential as `Authorization: Bearer` (lib/credential.ts); no
+ * cookie is ever sent (`credentials: 'omit'`).
  */
 
 export class ApiFailure extends Error {
@@ -25,7 +28,7 @@ export interface CallOptions {
 export const API = '/api/v1';
 
 export async function call<T = unknown>(path: string, options: CallOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { Accept: 'application/json' };
+  const headers: Record<string, string> = { Accept: 'application/json', ...authHeaders() };
   if (options.body !== undefined) headers['Content-Type'] = options.contentType ?? 'application/json';
   if (options.ifMatch !== undefined) headers['If-Match'] = options.ifMatch;
   let res: Response;
@@ -34,7 +37,7 @@ export async function call<T = unknown>(path: string, options: CallOptions = {})
       method: options.method ?? 'GET',
       headers,
       body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      credentials: 'same-origin',
+      credentials: 'omit',
       signal: options.signal,
     });
   } catch (err) {

@@ -9,3 +9,5 @@ export { sanitizeFilename } from './filename';
 export { removeQuietly } from './blobs';
 export { hashHandle } from './adopt';
 export { assetReadOps } from './reads';
+export { mediaUrlTtl, MEDIA_URL_MAX_TTL_MS } from './media-urls';
+export type { MediaUrlOptions } from './media-urls';

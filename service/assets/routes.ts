@@ -15,6 +15,7 @@ import {
   adoptBody, asset, diskUsage, idParams, reclaimBody, reclaimPreview, reclaimResult, thumbQuery, THUMB_WIDTH, uploadQuery,
 } from './schema';
 import { assetJson, type AssetView } from './store';
+import { mediaUrlRoutes, type MediaUrlOptions } from './media-urls';
 
 /**
  *   POST /assets                upload (streamed body; 201 new, 200 bytes already stored)
@@ -25,11 +26,12 @@ import { assetJson, type AssetView } from './store';
  *   POST /launcher/assets:reclaim  the same over every studio's assets (launcher credential)
  *   GET  /launcher/assets/{id}, /launcher/assets/{id}/thumb   the two reads above as the asset's first reader
  *   GET  /launcher/disk         what the stored assets take, in all and per studio (the Disk panel)
+ *   POST /launcher/media-urls, GET /media/{token}   short-lived URLs for the pages' <img> and <video> (media-urls.ts)
  *
  * Every file answer carries serving.ts's headers (nosniff, CSP sandbox, and
  * `Content-Disposition: attachment` for any type that could run as a page).
  */
-export function assetRoutes(domain: AssetsDomain): Route[] {
+export function assetRoutes(domain: AssetsDomain, media?: MediaUrlOptions): Route[] {
   const { store, blobs, ingest, thumbs, reclaimer } = domain;
   const readable = (principal: Principal, id: string): AssetView => {
     const view = store.view(principal.studioId, id);
@@ -226,6 +228,7 @@ export function assetRoutes(domain: AssetsDomain): Route[] {
     ...routes,
     launcherSide('/assets/{id}', "Read any asset's bytes (the launcher)"),
     launcherSide('/assets/{id}/thumb', "Any image asset's thumbnail (the launcher)"),
+    ...(media ? mediaUrlRoutes(routes, store, media) : []),
   ];
 }
 

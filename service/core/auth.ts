@@ -10,7 +10,7 @@ import { ApiError } from './errors';
  * The two kinds carry different prefixes and live in different tables, and
  * each check refuses the other kind by its prefix before any lookup, so a
  * launcher credential never opens the studio data API and a studio token
- * never opens the launcher's side (decisions §10, §11).
+ * never opens the launcher's side (docs/api.md §Authentication and capabilities).
  */
 
 export const CAPABILITIES = [
@@ -52,7 +52,7 @@ export function generateToken(): string {
   return TOKEN_PREFIX + randomBytes(32).toString('base64url');
 }
 
-/** A new launcher credential (decisions §10): the prefix tells it from a studio token at a glance. */
+/** A new launcher credential: the prefix tells it from a studio token at a glance. */
 export function generateLauncherCredential(): string {
   return LAUNCHER_PREFIX + randomBytes(32).toString('base64url');
 }
@@ -101,10 +101,11 @@ export type LauncherResolver = (hash: Buffer) => Buffer | null;
 
 /**
  * The one check of the launcher credential, for every launcher-side surface
- * (the editor channel now, `/launcher/...` later): the `Authorization: Bearer`
- * header's credential or 401 `unauthenticated` (missing, a studio token,
- * unknown or revoked). The cookie a browser will carry is another source of
- * the same credential and goes through this same function.
+ * (`/launcher/...`, the editor channel): the `Authorization: Bearer` header's
+ * credential or 401 `unauthenticated` (missing, a studio token, unknown,
+ * expired or revoked). The header is the only source: a browser's page keeps
+ * the credential in its origin's storage and sends it here, and no cookie is
+ * ever read (docs/security.md "The launcher credential").
  */
 export function authenticateLauncher(header: string | undefined, resolve: LauncherResolver): LauncherPrincipal {
   const credential = bearerToken(header);

@@ -66,7 +66,7 @@ export function buildOpenApi(routes: readonly Route[], info: { version: string }
       summary: r.summary,
       ...(r.description ? { description: r.description } : {}),
       'x-capability': r.capability,
-      security: r.capability === 'launcher' ? [{ launcher: [] }, { launcherCookie: [] }] : [{ bearer: [] }],
+      security: r.capability === 'launcher' ? [{ launcher: [] }] : r.capability === 'media_url' ? [] : [{ bearer: [] }],
       parameters: parametersOf(r),
       ...(r.body
         ? { requestBody: { required: true, content: { [r.bodyType ?? 'application/json']: { schema: schemaOf(r.body, 'input') } } } }
@@ -98,12 +98,12 @@ export function buildOpenApi(routes: readonly Route[], info: { version: string }
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'A studio token from `backlot token create`.' },
-        launcher: { type: 'http', scheme: 'bearer', description: 'A launcher credential from `backlot launcher-token` (the launcher routes only).' },
-        launcherCookie: {
-          type: 'apiKey',
-          in: 'cookie',
-          name: 'backlot_launcher',
-          description: 'The same credential as the HttpOnly cookie that a one-time login URL sets (`backlot login-url`).',
+        launcher: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'A launcher credential (the launcher routes only): from `backlot launcher-token`, or the one a browser gets by signing in ' +
+            'through a one-time login URL (`backlot login-url`). Never a cookie: every Cookie header is ignored.',
         },
       },
       schemas: { Error: schemaOf(errorBody, 'output') },

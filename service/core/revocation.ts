@@ -1,15 +1,19 @@
+import type { Readable } from 'node:stream';
+
 /**
- * Open streams end when the credential they were opened with is revoked
- * (decisions §10: a revocation applies at once; docs/security.md "Hostile
- * studios: bounds"). One watch per service holds every open event stream
- * (jobs' `/events` and log streams, the editor channel) with the check of its
- * credential and the way to end it, and asks them all:
+ * Open streams end when the credential they were opened with is revoked (a
+ * revocation applies at once; docs/security.md "Hostile studios: bounds" and
+ * "The launcher credential"). One watch per service holds every open event
+ * stream (jobs' `/events` and log streams, the editor channel, and the
+ * launcher's `/launcher/events` and log streams, whose launcher credential is
+ * checked: `backlot launcher-token --revoke-all` ends them) with the check of
+ * its credential and the way to end it, and asks them all:
  * - at once after a revocation in this process (`recheck`: the launcher's
  *   stop, an uninstall), in the next turn of the event loop so that a
  *   revocation rolled back with its transaction ends nothing;
  * - every `pollMs` while any stream is open, when `changedElsewhere` says
  *   another connection wrote to the database (`PRAGMA data_version`: the CLI's
- *   `token revoke` runs in another process), so a quiet stream does not wait
+ *   `token revoke` and `launcher-token --revoke-all` run in another process), so a quiet stream does not wait
  *   for its heartbeat.
  * A stream also checks before each event it writes (see its module), so a
  * revoked credential never receives an event published after the revocation.
@@ -79,4 +83,14 @@ export function createRevocationWatch(o: { changedElsewhere: () => boolean; poll
       stopPolling();
     },
   };
+}
+
+/**
+ * Ends a reply stream once `valid` fails: it is destroyed, so whatever feeds
+ * it stops (its 'close') and the connection closes. For streams whose
+ * producer knows nothing of the credential (the launcher's, checked by the app).
+ */
+export function endStreamOnRevocation(w: RevocationWatch, body: Readable, valid: () => boolean): void {
+  const unwatch = w.watch(valid, () => body.destroy());
+  body.once('close', unwatch);
 }

@@ -56,10 +56,13 @@ export interface Route<P = any, Q = any, B = any, V = any> {
   description?: string;
   /**
    * The capability a studio token needs, or `launcher`: the route is the
-   * user's side (decisions §10), opened by the launcher credential alone and
-   * only from the service's own origin; no studio token ever opens it.
+   * user's side (docs/api.md §Launcher), opened by the launcher credential
+   * alone and only from the service's own origin; no studio token ever opens
+   * it. Or `media_url`: the path is its own credential (a short-lived signed
+   * media URL, docs/api.md §Media URLs), checked by the route's `visible`;
+   * no header opens it, and only the service's own origin reaches it.
    */
-  capability: Capability | 'launcher';
+  capability: Capability | 'launcher' | 'media_url';
   /**
    * Capabilities that depend on the request (e.g. `kv.shared` for the `shared`
    * namespace, `gallery.read_all` for `scope=all`); checked before any 400.
@@ -113,6 +116,8 @@ export interface BindOptions {
   authenticate: (ctx: Context) => Principal;
   /** The launcher side's check (403 `bad_origin` off the service's origin, 401 without the credential). */
   authenticateLauncher: (ctx: Context) => void;
+  /** A `media_url` route's check before its path's own (403 `bad_origin` off the service's origin). */
+  serviceOriginOnly: (ctx: Context) => void;
 }
 
 /**
@@ -199,6 +204,9 @@ function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Prom
   let principal: Principal;
   if (r.capability === 'launcher') {
     options.authenticateLauncher(ctx);
+    principal = LAUNCHER_PRINCIPAL;
+  } else if (r.capability === 'media_url') {
+    options.serviceOriginOnly(ctx);
     principal = LAUNCHER_PRINCIPAL;
   } else {
     principal = options.authenticate(ctx);

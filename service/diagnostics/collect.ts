@@ -86,6 +86,8 @@ const SECRET_SHAPES: [RegExp, string][] = [
   [/\b(Bearer\s+"?)[^\s"',;]+/gi, `$1${MASK}`],
   // One-time sign-in codes and short-lived read URLs' keys in a logged URL.
   [/([?&](?:code|token|key|sig|signature|access_token)=)[^&\s"'#]+/gi, `$1${MASK}`],
+  // A media URL's path is its own credential for a few minutes (docs/api.md §Media URLs).
+  [/(\/api\/v1\/media\/)[^\s"'?#]+/g, `$1${MASK}`],
 ];
 
 /** A log line with anything shaped like a credential blanked (pure; table-tested). */

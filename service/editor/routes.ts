@@ -7,7 +7,7 @@ import { appShell, setPageHeaders } from '../ui';
 import type { EditorHub } from './hub';
 
 /**
- * The editor surface's HTTP side, outside `/api/v1` (decisions §10):
+ * The editor surface's HTTP side, outside `/api/v1` (docs/api.md §Editor surface):
  *
  *   GET /editor/         the editor page (an HTML shell loading /ui/editor.js; no data in it)
  *   GET /editor          308 to /editor/
@@ -26,17 +26,17 @@ export interface EditorRoutesDeps {
   hub: EditorHub;
   credentials: LauncherCredentials;
   port: () => number;
-  /** The launcher credential as an `Authorization` value: the header, or the login cookie. */
-  credential: (ctx: Context) => string | undefined;
 }
 
 export function editorMiddleware(deps: EditorRoutesDeps) {
   /**
    * The caller of the launcher side: the credential from `Authorization:
-   * Bearer` (the desktop shell, tests) or the HttpOnly cookie the one-time
-   * login URL set (a browser), through the same authenticateLauncher check.
+   * Bearer` only (the editor page reads the channel with fetch, which sends
+   * it; docs/security.md "The launcher credential"). A Cookie header is
+   * never read. The use is recorded, as for every launcher call.
    */
-  const authenticate = (ctx: Context): LauncherPrincipal => authenticateLauncher(deps.credential(ctx), deps.credentials.resolve);
+  const authenticate = (ctx: Context): LauncherPrincipal =>
+    authenticateLauncher(ctx.get('Authorization') || undefined, (hash) => deps.credentials.use(hash)?.hash ?? null);
 
   return async (ctx: Context, next: Next): Promise<void> => {
     if (ctx.path !== EDITOR_PREFIX && !ctx.path.startsWith(`${EDITOR_PREFIX}/`)) return next();
@@ -52,7 +52,7 @@ export function editorMiddleware(deps: EditorRoutesDeps) {
       return;
     }
     if (read && ctx.path === `${EDITOR_PREFIX}/`) {
-      // The page holds no data: it signs in through its events stream (cookie), and says how when refused.
+      // The page holds no data: it opens its events stream with the launcher page's credential, and says how to sign in when refused.
       setPageHeaders(ctx);
       ctx.type = 'text/html; charset=utf-8';
       ctx.body = appShell('editor', 'Backlot editor');
@@ -65,7 +65,7 @@ export function editorMiddleware(deps: EditorRoutesDeps) {
     // Asked again before every event and at every heartbeat: a revocation from
     // the CLI ends a page already connected, not only later connects. A failed
     // lookup counts as revoked.
-    const hash = hashToken(bearerToken(deps.credential(ctx))!);
+    const hash = hashToken(bearerToken(ctx.get('Authorization'))!);
     const valid = () => {
       try {
         return deps.credentials.resolve(hash) !== null;

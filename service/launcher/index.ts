@@ -10,7 +10,8 @@ import { launcherRoutes } from './routes';
 import { createRuntime } from './runtime';
 import { createLauncherStore, type InstalledStudio } from './store';
 
-export { SERVER_FILE, createLoginCode, loginUrl, readServerInfo, writeServerInfo, removeServerInfo, cookieCredential, launcherCookie, LAUNCHER_COOKIE } from './login';
+export { SERVER_FILE, createLoginCode, loginUrl, readServerInfo, writeServerInfo, removeServerInfo } from './login';
+export { LOGIN_PATH } from './pages';
 export { launcherPages } from './pages';
 export { manifestSchema, parseManifest } from './manifest';
 export type { Manifest } from './manifest';

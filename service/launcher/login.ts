@@ -6,17 +6,19 @@ import { replaceFileSync } from '../core/files';
 import type { LauncherStore } from './store';
 
 /**
- * The browser's way in (decisions §10, as Jupyter does it): a one-time login
- * URL `http://127.0.0.1:PORT/login?code=...`. The code is 32 random bytes,
- * stored only as its SHA-256, works once and for two minutes; spending it
- * sets the launcher credential as an HttpOnly, SameSite=Strict, host-only
- * cookie. `serve` prints one at start and `backlot login-url` makes more: the
+ * The browser's way in (docs/security.md "The launcher credential"): a
+ * one-time login URL `http://127.0.0.1:PORT/login?code=...`. The code is 32
+ * random bytes, stored only as its SHA-256, works once and for two minutes.
+ * Opening the URL spends nothing: the page's own script posts the code
+ * (pages.ts) and gets a launcher credential back, which it keeps in the
+ * launcher origin's localStorage and sends as `Authorization: Bearer`. No
+ * cookie is ever set: a browser sends a cookie to every port of its host.
+ * `serve` prints one URL at start and `backlot login-url` makes more: the
  * CLI writes the code into the database and finds the server's port in the
  * server file the server keeps in the data dir while it listens.
  */
 
 export const LOGIN_CODE_TTL_MS = 2 * 60 * 1000;
-export const LAUNCHER_COOKIE = 'backlot_launcher';
 export const SERVER_FILE = 'server.json';
 
 export function createLoginCode(store: LauncherStore, now = Date.now()): string {
@@ -39,7 +41,7 @@ export interface ServerInfo {
 /**
  * Written (0600, temp name then rename) once the server listens. A temp file
  * of a server killed while it wrote its own (`server.json.<pid>.tmp`, that
- * pid gone) is removed first (issue 17: no temporary file outlives a crash).
+ * pid gone) is removed first (no temporary file outlives a crash).
  */
 export function writeServerInfo(dataDir: string, info: ServerInfo): void {
   const file = join(dataDir, SERVER_FILE);
@@ -80,20 +82,4 @@ function processAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-}
-
-/** The launcher credential in a Cookie header, or null. */
-export function cookieCredential(header: string | undefined): string | null {
-  if (!header) return null;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq === -1) continue;
-    if (part.slice(0, eq).trim() === LAUNCHER_COOKIE) return part.slice(eq + 1).trim() || null;
-  }
-  return null;
-}
-
-export function launcherCookie(credential: string): string {
-  // No Domain: host-only, so it is never sent to <id>.localhost (decisions §10).
-  return `${LAUNCHER_COOKIE}=${credential}; Path=/; HttpOnly; SameSite=Strict`;
 }

@@ -1,89 +1,80 @@
 import type { Context, Next } from 'koa';
+import { z } from 'zod';
 import { hashToken } from '../core/auth';
-import { requireServiceOrigin } from '../core/origin';
+import { readJsonBody } from '../core/body';
+import { ApiError } from '../core/errors';
+import { classifyOrigin, requireServiceOrigin } from '../core/origin';
+import { parseWith } from '../core/route';
 import type { LauncherCredentials } from '../studios';
-import { launcherCookie } from './login';
 import type { LauncherStore } from './store';
 import { appShell, setPageHeaders } from '../ui';
 
 /**
- * The service's own pages outside /api/v1 (decisions §10):
+ * The service's own pages outside /api/v1 (docs/api.md §Launcher, "Sign-in"):
  *
- *   GET /login?code=...   spends a one-time code: sets the launcher cookie, 303 to /
- *   GET /                 the launcher's home page
+ *   GET /login?code=...   the launcher page; spends nothing (a prefetch, a link preview or a HEAD is harmless)
+ *   POST /login           {"code"} -> {"credential", "kind"}: spends the code, once (the page's own script)
+ *   GET /                 the launcher page (no data in it; it shows how to sign in when it holds no credential)
+ *
+ * The credential goes back in a JSON body to a script of the service's own
+ * origin, which keeps it in that origin's localStorage (scoped by port) and
+ * sends it as `Authorization: Bearer`. Nothing here sets a cookie: a browser
+ * sends cookies to every port of a host, so a cookie would reach any other
+ * server on 127.0.0.1 (docs/security.md "The launcher credential").
  *
  * Only on the service's own origin (a studio's origin never reaches them:
  * the app proxies every other path of a studio host to the studio).
  */
 
+export const LOGIN_PATH = '/login';
+
 export interface PagesDeps {
   store: LauncherStore;
   credentials: LauncherCredentials;
   port(): number;
-  /** Whether the request carries a live launcher credential (cookie or header). */
-  signedIn(ctx: Context): boolean;
+  bodyLimit(): number;
 }
 
-const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const loginBody = z.object({ code: z.string().max(64) }).strict();
+const CODE = /^[A-Za-z0-9_-]{43}$/;
 
 export function launcherPages(d: PagesDeps) {
   return async (ctx: Context, next: Next): Promise<void> => {
-    if (ctx.path !== '/login' && ctx.path !== '/') return next();
-    // A HEAD (a link preview, a prefetch) must not spend a one-time code.
-    if (ctx.method !== 'GET' && !(ctx.method === 'HEAD' && ctx.path === '/')) return next();
+    if (ctx.path !== LOGIN_PATH && ctx.path !== '/') return next();
+    const read = ctx.method === 'GET' || ctx.method === 'HEAD';
+    if (!read && !(ctx.method === 'POST' && ctx.path === LOGIN_PATH)) return next();
     requireServiceOrigin(
       { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined },
       d.port(),
     );
-    ctx.set('Content-Security-Policy', PAGE_CSP);
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('X-Frame-Options', 'DENY');
-    if (ctx.path === '/login') return login(ctx, d);
+    if (!read) return spendCode(ctx, d);
+    // Both paths are the same shell; on /login its script posts the code, then shows `/`.
+    setPageHeaders(ctx);
     ctx.type = 'text/html; charset=utf-8';
-    if (d.signedIn(ctx)) {
-      // The launcher UI (renderer/launcher): a shell with no data in it; the page reads /api/v1/launcher.
-      setPageHeaders(ctx);
-      ctx.body = appShell('launcher', 'Backlot');
-    } else {
-      ctx.body = signInPage();
-    }
+    ctx.body = appShell('launcher', 'Backlot');
   };
 }
 
-function login(ctx: Context, d: PagesDeps): void {
-  const code = typeof ctx.query.code === 'string' ? ctx.query.code : '';
-  if (!/^[A-Za-z0-9_-]{43}$/.test(code) || !d.store.spendLoginCode(hashToken(code))) {
-    ctx.status = 401;
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page(
-      'This sign-in link does not work',
-      '<p>It was used already, is older than two minutes, or was mistyped.</p><p>Get a new one with <code>backlot login-url</code>.</p>',
-    );
-    return;
+/**
+ * The one place a login code is spent. Only a script of the service's own
+ * origin may: the Origin header must be there and be ours (a fetch always
+ * sends it on a POST), and the body must be JSON (a cross-origin page cannot
+ * send that without a preflight, which nothing here answers).
+ */
+async function spendCode(ctx: Context, d: PagesDeps): Promise<void> {
+  const origin = ctx.get('Origin');
+  if (!origin || classifyOrigin(origin, d.port())?.kind !== 'service') {
+    throw ApiError.badOrigin('A login code is spent only by the launcher page itself (Origin must be this service).');
   }
-  ctx.set('Set-Cookie', launcherCookie(d.credentials.create()));
-  ctx.status = 303;
-  ctx.set('Location', '/');
-  ctx.body = '';
-}
-
-function signInPage(): string {
-  return page(
-    'Sign in to Backlot',
-    '<p>This page needs the launcher\'s sign-in. Run</p><pre><code>bin/backlot login-url</code></pre>' +
-      '<p>and open the link it prints (it works once, for two minutes). <code>backlot serve</code> prints one when it starts.</p>',
-  );
-}
-
-export function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title><style>
-:root{color-scheme:light dark;font-family:system-ui,sans-serif}body{max-width:46rem;margin:3rem auto;padding:0 1rem;line-height:1.5}
-code,pre{font-family:ui-monospace,monospace}pre{padding:.6rem .8rem;border-radius:6px;background:#8882}table{border-collapse:collapse;width:100%}
-th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid #8884}a{color:#2563eb}@media (prefers-color-scheme:dark){a{color:#7aa2ff}}
-</style></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  const type = (ctx.get('Content-Type') || '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') throw ApiError.badRequest('The body must be JSON (Content-Type application/json).');
+  const { code } = parseWith(loginBody, await readJsonBody(ctx.req, Math.min(d.bodyLimit(), 4096), 'bad_request'), 'body');
+  if (!CODE.test(code) || !d.store.spendLoginCode(hashToken(code))) {
+    throw ApiError.unauthenticated(
+      'This sign-in link does not work: it was used already, is older than two minutes, or was mistyped. Run backlot login-url for a new one.',
+    );
+  }
+  ctx.status = 200;
+  ctx.type = 'application/json';
+  ctx.body = { credential: d.credentials.create('browser'), kind: 'browser' };
 }

@@ -95,7 +95,7 @@ export function appShell(page: 'launcher' | 'editor', title: string): string {
 </head>
 <body>
 <div id="app" data-page="${page}"><p class="loading">Loading…</p></div>
-<noscript><p>Backlot's pages need JavaScript.</p></noscript>
+<noscript><p>Backlot's pages need JavaScript.${page === 'launcher' ? ' To sign in, run <code>backlot login-url</code> and open the link it prints.' : ''}</p></noscript>
 </body>
 </html>
 `;

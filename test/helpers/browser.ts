@@ -142,3 +142,28 @@ export function pageFetch(page: Page, url: string, init: RequestInit = {}): Prom
     [url, init] as const,
   );
 }
+
+/** Where the launcher page keeps its credential: the service origin's localStorage (renderer/lib/credential.ts). */
+export const CREDENTIAL_KEY = 'backlot.launcher';
+
+/**
+ * Opens a one-time login URL in `page` as a person does and waits until the
+ * page's script has spent the code, kept the credential and shows `/`.
+ * Returns the credential it keeps.
+ */
+export async function signIn(page: Page, loginUrl: string): Promise<string> {
+  const res = await page.goto(loginUrl.trim());
+  if (res?.status() !== 200) throw new Error(`the login URL answered ${res?.status()}`);
+  const kept = await page.waitForFunction(
+    (key) => location.pathname === '/' && location.search === '' && localStorage.getItem(key),
+    CREDENTIAL_KEY,
+    { timeout: 15_000 },
+  );
+  return (await kept.jsonValue()) as string;
+}
+
+/** The credential a context keeps for an origin (`http://127.0.0.1:PORT`), read as the page would, or null. */
+export async function storedCredential(context: BrowserContext, origin: string): Promise<string | null> {
+  const state = await context.storageState();
+  return state.origins.find((o) => o.origin === origin)?.localStorage.find((e) => e.name === CREDENTIAL_KEY)?.value ?? null;
+}

@@ -26,6 +26,8 @@ import type {
  * - app.quit() runs before-quit (preventable), closes every window (its
  *   `close` is preventable), then will-quit, as Electron does.
  * Script in the pages does not run: what the pages do is tested in Chromium.
+ * A session keeps a localStorage per origin, as Electron's do, for a test
+ * that acts as a page's script (the launcher page keeps its credential there).
  */
 
 /**
@@ -46,6 +48,7 @@ class Preventable implements PreventableEvent {
 
 export class StandInSession implements Pick<Session, 'setPermissionRequestHandler' | 'setPermissionCheckHandler'> {
   readonly cookies = new Map<string, string>();
+  private readonly storages = new Map<string, Map<string, string>>();
   requestHandler: Parameters<Session['setPermissionRequestHandler']>[0] | null = null;
   checkHandler: Parameters<Session['setPermissionCheckHandler']>[0] | null = null;
   constructor(readonly partition: string) {}
@@ -67,6 +70,16 @@ export class StandInSession implements Pick<Session, 'setPermissionRequestHandle
   }
   cookieHeader(): string {
     return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+  /** The localStorage of an origin (`http://127.0.0.1:PORT`) in this session. */
+  localStorage(origin: string): Map<string, string> {
+    let m = this.storages.get(origin);
+    if (!m) this.storages.set(origin, (m = new Map()));
+    return m;
+  }
+  /** Every origin's stored entries, for a test that something is nowhere in a session. */
+  storedValues(): string[] {
+    return [...this.storages.values()].flatMap((m) => [...m.values()]);
   }
 }
 

@@ -249,14 +249,13 @@ export function planRender(req: RenderRequest): RenderPlan {
       const count = span.length + span.runOn;
       const source = req.sourceOf(span.clip.asset_id);
       const index = inputFor(span.clip, fps, span, true);
-      const fit =
-        `scale=${W}:${H}:force_original_aspect_ratio=decrease:force_divisible_by=2,` +
-        `pad=${W}:${H}:(ow-iw)/2:(oh-ih)/2:color=${padColor},setsar=1,format=${format}`;
+      const fit = `${fitScale(W, H)},pad=${W}:${H}:(ow-iw)/2:(oh-ih)/2:color=${padColor},setsar=1,format=${format}`;
       const out = next('v');
       if (isStill(source)) {
-        // The time base of every piece is 1/fps (the fps filter's, the color source's): xfade refuses two
-        // inputs that differ, and an image comes with its demuxer's (1/25).
-        graph.push(`[${index}:v:0]${fit},loop=loop=${count - 1}:size=1:start=0,settb=${fps.den}/${fps.num},setpts=N,fps=${fps.num}/${fps.den},trim=end_frame=${count}[${out}]`);
+        // The time base of every piece is 1/fps (the fps filter's, the color source's): a crossfade's
+        // timing expression reads it, and an image comes with its demuxer's (1/25). One frame more than
+        // the piece needs is looped: ffmpeg 4.1's fps drops the last frame at the end of its input.
+        graph.push(`[${index}:v:0]${fit},loop=loop=${count}:size=1:start=0,settb=${fps.den}/${fps.num},setpts=N,fps=${fps.num}/${fps.den},trim=end_frame=${count}[${out}]`);
       } else {
         graph.push(
           `[${index}:v:0]setpts=PTS-STARTPTS,${prepare(source)}fps=${fps.num}/${fps.den}:eof_action=pass,${fit},` +
@@ -296,18 +295,59 @@ export function planRender(req: RenderRequest): RenderPlan {
     let length = lengthOf(runs[0]!.labels);
     for (const run of runs.slice(1)) {
       const joined = concat(run.labels);
-      const out = next(`${kind}x`);
       if (kind === 'v') {
-        graph.push(
-          `[${current}][${joined}]xfade=transition=fade:duration=${decimalSeconds(run.fadeIn, fps)}:offset=${decimalSeconds(length - run.fadeIn, fps)},setpts=N[${out}]`,
-        );
+        current = crossfade(current, length, joined, lengthOf(run.labels), run.fadeIn);
       } else {
+        const out = next(`${kind}x`);
         graph.push(`[${current}][${joined}]acrossfade=ns=${run.fadeIn}:c1=tri:c2=tri[${out}]`);
+        current = out;
       }
       length = length - run.fadeIn + lengthOf(run.labels);
-      current = out;
     }
     return current;
+  }
+
+  /**
+   * The picture crossfade: `before` (frames, its last d the run-on) and
+   * `after` overlap by d frames. Each is split at the overlap; the overlap is
+   * blended frame by frame, and the three parts are joined. Frame k of the d
+   * (from 0) is before·(1 − k/d) + after·k/d in every plane (alpha too, on an
+   * upper track): what xfade's fade does, written with filters ffmpeg 4.1 has
+   * (docs/design.md "The conform graph runs on ffmpeg 4.1"). The blend reads k
+   * from the timestamp: both parts restart at 0 on the 1/fps time base.
+   */
+  function crossfade(before: string, beforeLength: number, after: string, afterLength: number, d: number): string {
+    const parts: string[] = [];
+    const head = beforeLength - d;
+    let tail = before;
+    if (head > 0) {
+      const [keep, rest] = [next('vk'), next('vr')];
+      const out = next('vp');
+      graph.push(`[${before}]split[${keep}][${rest}]`);
+      graph.push(`[${keep}]trim=end_frame=${head}[${out}]`);
+      tail = next('vt');
+      graph.push(`[${rest}]trim=start_frame=${head},setpts=N[${tail}]`);
+      parts.push(out);
+    }
+    let into = after;
+    let remainder: string | null = null;
+    if (afterLength > d) {
+      const [first, rest] = [next('vk'), next('vr')];
+      into = next('vh');
+      remainder = next('vt');
+      graph.push(`[${after}]split[${first}][${rest}]`);
+      graph.push(`[${first}]trim=end_frame=${d}[${into}]`);
+      graph.push(`[${rest}]trim=start_frame=${d},setpts=N[${remainder}]`);
+    }
+    const blended = next('vx');
+    // T·num/den is k; over d it is the weight of the incoming picture. No commas: the graph's separator.
+    graph.push(`[${tail}][${into}]blend=all_expr=A+(B-A)*T*${fps.num}/${fps.den}/${d}[${blended}]`);
+    parts.push(blended);
+    if (remainder !== null) parts.push(remainder);
+    if (parts.length === 1) return blended;
+    const out = next('vc');
+    graph.push(`${parts.map((l) => `[${l}]`).join('')}concat=n=${parts.length}:v=1:a=0,settb=${fps.den}/${fps.num},setpts=N[${out}]`);
+    return out;
   }
 
   function lengthOf(labels: string[]): number {
@@ -371,7 +411,8 @@ export function planRender(req: RenderRequest): RenderPlan {
     audioOut = soundTracks[0]!;
   } else {
     audioOut = next('mix');
-    graph.push(`${soundTracks.map((l) => `[${l}]`).join('')}amix=inputs=${soundTracks.length}:duration=longest:normalize=0[${audioOut}]`);
+    // amix divides by its input count (ffmpeg 4.1 has no `normalize=0`); volume undoes it: a plain sum.
+    graph.push(`${soundTracks.map((l) => `[${l}]`).join('')}amix=inputs=${soundTracks.length}:duration=longest,volume=${soundTracks.length}[${audioOut}]`);
   }
 
   const firstVideo = (doc.tracks.V1 ?? []).map((c) => req.sourceOf(c.asset_id).probe?.video).find((v) => v);
@@ -408,6 +449,18 @@ export function planRender(req: RenderRequest): RenderPlan {
       seconds: secondsOf(videoFrames),
     },
   };
+}
+
+/**
+ * Scales a picture to fit W×H with its aspect kept and an even width and
+ * height: each side is the other's scaled to the nearest even number, at most
+ * the target's, rounded down to even. That is what `scale=W:H:
+ * force_original_aspect_ratio=decrease:force_divisible_by=2` gives on ffmpeg
+ * 5, written as expressions because 4.1 has no force_divisible_by. Commas in
+ * an expression are escaped for the graph.
+ */
+export function fitScale(W: number, H: number): string {
+  return `scale=w=trunc(min(${W}\\,round(${H}*iw/ih/2)*2)/2)*2:h=trunc(min(${H}\\,round(${W}*ih/iw/2)*2)/2)*2`;
 }
 
 /**

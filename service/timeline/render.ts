@@ -452,6 +452,12 @@ export function planRender(req: RenderRequest): RenderPlan {
 }
 
 /**
+ * The scaler, named: a filter_complex graph's default is bicubic on ffmpeg 5
+ * but bilinear on 4.1, which would make the same graph give other pixels.
+ */
+const SCALER = 'bicubic';
+
+/**
  * Scales a picture to fit W×H with its aspect kept and an even width and
  * height: each side is the other's scaled to the nearest even number, at most
  * the target's, rounded down to even. That is what `scale=W:H:
@@ -460,7 +466,7 @@ export function planRender(req: RenderRequest): RenderPlan {
  * an expression are escaped for the graph.
  */
 export function fitScale(W: number, H: number): string {
-  return `scale=w=trunc(min(${W}\\,round(${H}*iw/ih/2)*2)/2)*2:h=trunc(min(${H}\\,round(${W}*ih/iw/2)*2)/2)*2`;
+  return `scale=w=trunc(min(${W}\\,round(${H}*iw/ih/2)*2)/2)*2:h=trunc(min(${H}\\,round(${W}*ih/iw/2)*2)/2)*2:flags=${SCALER}`;
 }
 
 /**
@@ -472,7 +478,7 @@ function prepare(source: RenderSource): string {
   const video = source.probe?.video;
   let filters = '';
   if (video?.field_order && video.field_order !== 'progressive') filters += 'yadif=mode=send_frame,';
-  if (video?.sar && video.sar !== '1:1') filters += 'scale=trunc(iw*sar/2)*2:ih,setsar=1,';
+  if (video?.sar && video.sar !== '1:1') filters += `scale=trunc(iw*sar/2)*2:ih:flags=${SCALER},setsar=1,`;
   return filters;
 }
 

@@ -415,7 +415,7 @@ describe('planRender: conform graph', () => {
     assert.equal(trimSamples(readerOf(graph, 2, 'a')), 1);
     assert.match(readerOf(graph, 0, 'v').text, /fps=25\/1/);
     assert.ok(readerOf(graph, 0, 'v').chain.includes(fitScale(320, 180)), 'fitted by the even-size scale');
-    assert.equal(fitScale(320, 180), 'scale=w=trunc(min(320\\,round(180*iw/ih/2)*2)/2)*2:h=trunc(min(180\\,round(320*ih/iw/2)*2)/2)*2');
+    assert.equal(fitScale(320, 180), 'scale=w=trunc(min(320\\,round(180*iw/ih/2)*2)/2)*2:h=trunc(min(180\\,round(320*ih/iw/2)*2)/2)*2:flags=bicubic');
     assert.match(readerOf(graph, 0, 'v').text, /pad=320:180:/);
     assert.match(readerOf(graph, 0, 'a').text, /aresample=48000/);
     assertPlainNumbers(graph);

@@ -101,7 +101,10 @@ describe('toolPath: override, then Backlot’s own copy, then ffmpeg-static, the
   }
 
   test('an empty override counts as unset', () => {
-    assert.equal(toolPath('ffprobe', { PATH: process.env.PATH, BACKLOT_FFPROBE: '' }), toolPath('ffprobe'));
+    // Compared with the same environment without the variable (the test's own may set it).
+    assert.equal(toolPath('ffprobe', { PATH: process.env.PATH, BACKLOT_FFPROBE: '' }), toolPath('ffprobe', { PATH: process.env.PATH }));
+    assert.equal(toolPath('ffmpeg', { PATH: process.env.PATH, BACKLOT_FFMPEG: '' }), toolPath('ffmpeg', { PATH: process.env.PATH }));
+    assert.ok(toolPath('ffprobe', { PATH: process.env.PATH, BACKLOT_FFPROBE: '' }) && toolPath('ffmpeg', { PATH: process.env.PATH, BACKLOT_FFMPEG: '' }));
   });
 
   test('PATH: the first absolute entry holding an executable file; relative and empty entries are skipped', () => {

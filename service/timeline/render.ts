@@ -267,14 +267,15 @@ export function planRender(req: RenderRequest): RenderPlan {
       position = span.start + span.length;
     }
     if (frames > position) pieces.push({ label: blackFrames(frames - position, !isBase), fadeIn: 0 });
-    return join(pieces, 'v');
+    return join(pieces, 'v', isBase);
   }
 
   /**
    * Joins pieces end to end; a piece with fadeIn d is crossfaded over the last
-   * d units of what comes before it (which ran on by d for it).
+   * d units of what comes before it (which ran on by d for it). `opaque`: the
+   * pieces are V1's (no alpha).
    */
-  function join(pieces: { label: string; fadeIn: number }[], kind: 'v' | 'a'): string {
+  function join(pieces: { label: string; fadeIn: number }[], kind: 'v' | 'a', opaque = false): string {
     // Runs of pieces without a crossfade are one concat; runs are crossfaded into each other.
     const runs: { labels: string[]; fadeIn: number }[] = [];
     for (const p of pieces) {
@@ -296,7 +297,7 @@ export function planRender(req: RenderRequest): RenderPlan {
     for (const run of runs.slice(1)) {
       const joined = concat(run.labels);
       if (kind === 'v') {
-        current = crossfade(current, length, joined, lengthOf(run.labels), run.fadeIn);
+        current = crossfade(current, length, joined, lengthOf(run.labels), run.fadeIn, opaque);
       } else {
         const out = next(`${kind}x`);
         graph.push(`[${current}][${joined}]acrossfade=ns=${run.fadeIn}:c1=tri:c2=tri[${out}]`);
@@ -310,13 +311,19 @@ export function planRender(req: RenderRequest): RenderPlan {
   /**
    * The picture crossfade: `before` (frames, its last d the run-on) and
    * `after` overlap by d frames. Each is split at the overlap; the overlap is
-   * blended frame by frame, and the three parts are joined. Frame k of the d
-   * (from 0) is before·(1 − k/d) + after·k/d in every plane (alpha too, on an
-   * upper track): what xfade's fade does, written with filters ffmpeg 4.1 has
-   * (docs/design.md "The conform graph runs on ffmpeg 4.1"). The blend reads k
-   * from the timestamp: both parts restart at 0 on the 1/fps time base.
+   * mixed frame by frame, and the three parts are joined. Frame k of the d
+   * (from 0) is before·(1 − k/d) + after·k/d: what xfade's fade does, written
+   * with filters ffmpeg 4.1 has (docs/design.md "The conform graph runs on
+   * ffmpeg 4.1").
+   *
+   * On V1 (opaque) the incoming frames get an alpha of k/d (fade) and are laid
+   * over the outgoing ones: cheap. Above V1 a picture may be transparent (gaps,
+   * bars), and every plane, alpha too, must mix linearly so the track fades
+   * out where the incoming picture is transparent: a blend expression, read
+   * from the timestamp (both sides restart at 0 on the 1/fps time base), which
+   * costs about ten times the overlay.
    */
-  function crossfade(before: string, beforeLength: number, after: string, afterLength: number, d: number): string {
+  function crossfade(before: string, beforeLength: number, after: string, afterLength: number, d: number, opaque: boolean): string {
     const parts: string[] = [];
     const head = beforeLength - d;
     let tail = before;
@@ -339,12 +346,18 @@ export function planRender(req: RenderRequest): RenderPlan {
       graph.push(`[${first}]trim=end_frame=${d}[${into}]`);
       graph.push(`[${rest}]trim=start_frame=${d},setpts=N[${remainder}]`);
     }
-    const blended = next('vx');
-    // T·num/den is k; over d it is the weight of the incoming picture. No commas: the graph's separator.
-    graph.push(`[${tail}][${into}]blend=all_expr=A+(B-A)*T*${fps.num}/${fps.den}/${d}[${blended}]`);
-    parts.push(blended);
+    const mixed = next('vx');
+    if (opaque) {
+      const faded = next('vf');
+      graph.push(`[${into}]format=yuva420p,fade=t=in:s=0:n=${d}:alpha=1[${faded}]`);
+      graph.push(`[${tail}][${faded}]overlay=x=0:y=0:format=yuv420[${mixed}]`);
+    } else {
+      // T·num/den is k. No commas: they would end the filter.
+      graph.push(`[${tail}][${into}]blend=all_expr=A+(B-A)*T*${fps.num}/${fps.den}/${d}[${mixed}]`);
+    }
+    parts.push(mixed);
     if (remainder !== null) parts.push(remainder);
-    if (parts.length === 1) return blended;
+    if (parts.length === 1) return mixed;
     const out = next('vc');
     graph.push(`${parts.map((l) => `[${l}]`).join('')}concat=n=${parts.length}:v=1:a=0,settb=${fps.den}/${fps.num},setpts=N[${out}]`);
     return out;

@@ -457,8 +457,9 @@ describe('planRender: conform graph', () => {
     const graph = graphOf(faded);
     const fadeOf = crossfadeOf(graph);
     assert.equal(fadeOf.length, 1);
-    assert.deepEqual(fadeOf[0], { offset: 75, d: 10 }, 'offset: the gap and clip a, 75 frames');
-    assert.match(graph, /blend=all_expr=A\+\(B-A\)\*T\*25\/1\/10\[/, 'frame k of 10 is (10 − k)/10 of the one before, k/10 of the clip');
+    assert.deepEqual(fadeOf[0], { offset: 75, d: 10, by: 'overlay' }, 'offset: the gap and clip a, 75 frames');
+    // Frame k of 10 is (10 − k)/10 of the one before, k/10 of the clip: its alpha, from 0 at the first.
+    assert.match(graph, /\]format=yuva420p,fade=t=in:s=0:n=10:alpha=1\[/);
     // d = 10 frames longer: the input's -t and its trim.
     const tPlain = unitsOf(optValue(inputsOf(plain.args)[0]!, '-t')!, r(25));
     const tFaded = unitsOf(optValue(inputsOf(faded.args)[0]!, '-t')!, r(25));
@@ -479,8 +480,7 @@ describe('planRender: conform graph', () => {
     const t = { ...TARGET, fps: 29.97 };
     const plan = render({ V1: [at('a', 0, 1.001), at('b', 1.001, 1.001, fade(0.1001))] }, { target: t });
     const graph = graphOf(plan);
-    assert.deepEqual(crossfadeOf(graph), [{ offset: 30, d: 3 }]);
-    assert.match(graph, /blend=all_expr=A\+\(B-A\)\*T\*30000\/1001\/3\[/);
+    assert.deepEqual(crossfadeOf(graph), [{ offset: 30, d: 3, by: 'overlay' }]);
     assert.equal(trimFrames(readerOf(graph, 0, 'v')), 33);
     // 33 frames = 52852.8 → 52853 samples; the fade is 52853 − 48048.
     assert.equal(trimSamples(readerOf(graph, 0, 'a')), 52853);
@@ -517,6 +517,14 @@ describe('planRender: conform graph', () => {
     assert.match(vout.text, /format=yuv420p/);
     assert.ok(plan.args.includes(`[${vout.out}]`));
     assert.doesNotMatch(readerOf(graph, 0, 'v').text, /@0\.0|yuva/, 'V1 stays opaque');
+  });
+
+  test('a crossfade above V1: a blend of every plane (alpha too), k/d from the timestamp at the target’s rate', () => {
+    const graph = graphOf(render({ V1: [at('a', 0, 3)], V2: [at('mute', 0, 1), at('b', 1, 1, fade(0.2))] }, { target: { ...TARGET, fps: 29.97 } }));
+    // mute runs on 6 frames: 30 + 6, the fade after its 30.
+    assert.deepEqual(crossfadeOf(graph), [{ offset: 30, d: 6, by: 'blend' }]);
+    assert.match(graph, /\]blend=all_expr=A\+\(B-A\)\*T\*30000\/1001\/6\[/);
+    assert.equal(statements(graph).filter(isLayer).length, 1, 'one overlay: V2 on V1');
   });
 
   test('V1, V2, V3: two overlays, in track order', () => {
@@ -609,7 +617,7 @@ describe('planRender: numbers are plain decimals, however small or large', () =>
     assert.equal(optValue(inputs[1]!, '-ss'), '12345.600000');
     assert.equal(optValue(inputs[2]!, '-ss'), '99999.000000');
     const graph = graphOf(plan);
-    assert.deepEqual(crossfadeOf(graph), [{ offset: 2499975, d: 1 }]);
+    assert.deepEqual(crossfadeOf(graph), [{ offset: 2499975, d: 1, by: 'overlay' }]);
     assert.match(graph, /trim=end_frame=2499925\[/, 'the gap from 1 s to 99998 s');
     assert.match(graph, /atrim=end_sample=4799952000\[/, 'silence from 0.5 s to 99999.5 s');
   });
@@ -694,14 +702,19 @@ function graphLengths(graph: string, fps: Rate, stillInputs: Set<number>) {
   return { stmts, lengthOf };
 }
 
+/** An overlay that lays a track over the ones below (not a crossfade's). */
+const isLayer = (s: Stmt) => /^overlay=x=0:y=0:eof_action=pass:/.test(s.chain[0]!);
+
 /**
  * Each picture crossfade of a graph, its shape checked: what comes before it
- * is split after `offset` frames (those kept, the rest blended), what follows
- * is split after d (those blended, the rest kept), and the parts are joined in
+ * is split after `offset` frames (those kept, the rest mixed), what follows
+ * is split after d (those mixed, the rest kept), and the parts are joined in
  * that order and renumbered on the target's grid. Without anything before or
- * after the overlap there is no split on that side.
+ * after the overlap there is no split on that side. The mix is `overlay` on
+ * V1 (the incoming frames faded in by alpha over d frames from the first),
+ * `blend` above it (every plane mixed by k/d, k from the timestamp).
  */
-function crossfadeOf(graph: string): { offset: number; d: number }[] {
+function crossfadeOf(graph: string): { offset: number; d: number; by: 'overlay' | 'blend' }[] {
   const stmts = statements(graph);
   const byOut = new Map(stmts.flatMap((s) => s.outs.map((o) => [o, s] as const)));
   const byIn = new Map(stmts.flatMap((s) => s.ins.map((i) => [i, s] as const)));
@@ -713,24 +726,37 @@ function crossfadeOf(graph: string): { offset: number; d: number }[] {
     return split;
   };
   return stmts
-    .filter((s) => s.chain[0]!.startsWith('blend='))
-    .map((blend) => {
-      assert.equal(blend.chain.length, 1, blend.text);
-      const d = Number(/\/(\d+)$/.exec(blend.chain[0]!)![1]);
-      const parts = [blend.out];
+    .filter((s) => s.chain[0]!.startsWith('blend=') || (s.chain[0]!.startsWith('overlay=') && !isLayer(s)))
+    .map((mix) => {
+      assert.equal(mix.chain.length, 1, mix.text);
+      const by = mix.chain[0]!.startsWith('blend=') ? 'blend' : 'overlay';
+      let d: number;
+      let incoming: string;
+      if (by === 'blend') {
+        d = Number(/\/(\d+)$/.exec(mix.chain[0]!)![1]);
+        incoming = mix.ins[1]!;
+      } else {
+        assert.equal(mix.chain[0], 'overlay=x=0:y=0:format=yuv420', mix.text);
+        const fade = byOut.get(mix.ins[1]!)!;
+        const m = /^format=yuva420p,fade=t=in:s=0:n=(\d+):alpha=1$/.exec(fade.chain.join(','));
+        assert.ok(m, `the incoming frames faded in by alpha from the first: ${fade.text}`);
+        d = Number(m[1]);
+        incoming = fade.ins[0]!;
+      }
+      const parts = [mix.out];
       let offset = 0;
-      const tail = byOut.get(blend.ins[0]!);
+      const tail = byOut.get(mix.ins[0]!);
       const tailFrom = tail ? /^trim=start_frame=(\d+)$/.exec(tail.chain[0]!) : null;
       if (tail && tailFrom) {
         offset = Number(tailFrom[1]);
         assert.deepEqual(tail.chain.slice(1), ['setpts=N'], tail.text);
         const split = splitOf(tail.ins[0]!, 1);
-        assert.ok(split, `the blended frames are the end of a split: ${tail.text}`);
+        assert.ok(split, `the mixed frames are the end of a split: ${tail.text}`);
         const kept = byIn.get(split.outs[0]!)!;
         assert.deepEqual(kept.chain, [`trim=end_frame=${offset}`], 'the frames before the overlap');
         parts.unshift(kept.out);
       }
-      const head = byOut.get(blend.ins[1]!);
+      const head = byOut.get(incoming);
       const split = head && head.chain.length === 1 && head.chain[0] === `trim=end_frame=${d}` ? splitOf(head.ins[0]!, 0) : null;
       if (split) {
         const rest = byIn.get(split.outs[1]!)!;
@@ -738,11 +764,11 @@ function crossfadeOf(graph: string): { offset: number; d: number }[] {
         parts.push(rest.out);
       }
       if (parts.length > 1) {
-        const join = byIn.get(blend.out)!;
+        const join = byIn.get(mix.out)!;
         assert.deepEqual(join.ins, parts, `before, overlap, after, in order: ${join.text}`);
         assert.match(join.chain.join(','), new RegExp(`^concat=n=${parts.length}:v=1:a=0,settb=\\d+/\\d+,setpts=N$`));
       }
-      return { offset, d };
+      return { offset, d, by };
     });
 }
 
@@ -866,7 +892,7 @@ describe('planRender: property (seeded)', () => {
           // V tracks: overlay inputs, else the one layer under the output; each is the sequence's frames.
           const videoMap = /^\[(.+)\]$/.exec(plan.args[plan.args.indexOf('-map') + 1]!)![1]!;
           assert.equal(lengthOf(videoMap), frames, where);
-          const overlays = stmts.filter((s) => s.text.includes('overlay='));
+          const overlays = stmts.filter(isLayer);
           const layers = overlays.length > 0 ? [overlays[0]!.ins[0]!, ...overlays.map((o) => o.ins[1]!)] : [byOutOf(stmts, videoMap).ins[0]!];
           const vTracks = Object.entries(gen).filter(([t, c]) => t.startsWith('V') && c.length > 0).length;
           assert.equal(layers.length, Math.max(1, vTracks), where);

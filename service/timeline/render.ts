@@ -299,9 +299,7 @@ export function planRender(req: RenderRequest): RenderPlan {
       if (kind === 'v') {
         current = crossfade(current, length, joined, lengthOf(run.labels), run.fadeIn, opaque);
       } else {
-        const out = next(`${kind}x`);
-        graph.push(`[${current}][${joined}]acrossfade=ns=${run.fadeIn}:c1=tri:c2=tri[${out}]`);
-        current = out;
+        current = soundCrossfade(current, length, joined, lengthOf(run.labels), run.fadeIn);
       }
       length = length - run.fadeIn + lengthOf(run.labels);
     }
@@ -360,6 +358,48 @@ export function planRender(req: RenderRequest): RenderPlan {
     if (parts.length === 1) return mixed;
     const out = next('vc');
     graph.push(`${parts.map((l) => `[${l}]`).join('')}concat=n=${parts.length}:v=1:a=0,settb=${fps.den}/${fps.num},setpts=N[${out}]`);
+    return out;
+  }
+
+  /**
+   * The sound crossfade, shaped like the picture's: the last d samples before
+   * it fade out and the first d after it fade in (linear), summed. Not
+   * acrossfade: ffmpeg 4.1's takes its inputs strictly one after the other
+   * and crashes when the second's samples arrive first, as they do when the
+   * same file's picture is read ahead (docs/design.md "The conform graph runs
+   * on ffmpeg 4.1").
+   */
+  function soundCrossfade(before: string, beforeLength: number, after: string, afterLength: number, d: number): string {
+    const parts: string[] = [];
+    const head = beforeLength - d;
+    const outgoing = next('at');
+    if (head > 0) {
+      const [keep, rest, kept] = [next('ak'), next('ar'), next('ap')];
+      graph.push(`[${before}]asplit[${keep}][${rest}]`);
+      graph.push(`[${keep}]atrim=end_sample=${head}[${kept}]`);
+      graph.push(`[${rest}]atrim=start_sample=${head},asetpts=N/SR/TB,afade=t=out:ns=${d}:curve=tri[${outgoing}]`);
+      parts.push(kept);
+    } else {
+      graph.push(`[${before}]afade=t=out:ns=${d}:curve=tri[${outgoing}]`);
+    }
+    const incoming = next('ah');
+    let remainder: string | null = null;
+    if (afterLength > d) {
+      const [first, rest] = [next('ak'), next('ar')];
+      remainder = next('at');
+      graph.push(`[${after}]asplit[${first}][${rest}]`);
+      graph.push(`[${first}]atrim=end_sample=${d},afade=t=in:ns=${d}:curve=tri[${incoming}]`);
+      graph.push(`[${rest}]atrim=start_sample=${d},asetpts=N/SR/TB[${remainder}]`);
+    } else {
+      graph.push(`[${after}]afade=t=in:ns=${d}:curve=tri[${incoming}]`);
+    }
+    const mixed = next('ax');
+    graph.push(`[${outgoing}][${incoming}]amix=inputs=2:duration=longest,volume=2[${mixed}]`);
+    parts.push(mixed);
+    if (remainder !== null) parts.push(remainder);
+    if (parts.length === 1) return mixed;
+    const out = next('ac');
+    graph.push(`${parts.map((l) => `[${l}]`).join('')}concat=n=${parts.length}:v=0:a=1[${out}]`);
     return out;
   }
 

@@ -233,7 +233,7 @@ function statements(graph: string): Stmt[] {
       const m = /^((?:\[[^\]]+\])*)([^[\]]+)((?:\[[^\]]+\])+)$/.exec(text);
       assert.ok(m, `a statement of the form [in]filters[out]: ${text}`);
       const outs = labels(m[3]!);
-      assert.ok(outs.length === 1 || m[2] === 'split', `only split has more than one output: ${text}`);
+      assert.ok(outs.length === 1 || m[2] === 'split' || m[2] === 'asplit', `only split has more than one output: ${text}`);
       return { ins: labels(m[1]!), chain: m[2]!.split(/(?<!\\),/), out: outs[0]!, outs, text };
     });
 }
@@ -471,7 +471,7 @@ describe('planRender: conform graph', () => {
     // Sound: the same overlap in samples.
     assert.equal(trimSamples(readerOf(graph, 0, 'a')), 96000 + 19200);
     assert.equal(trimSamples(readerOf(graph, 1, 'a')), 96000);
-    assert.match(graph, /acrossfade=ns=19200:/);
+    assert.deepEqual(soundCrossfadeOf(graph), [{ offset: 144000, d: 19200 }], 'the gap and clip a’s sound, 3 s; 0.4 s of fade');
     assert.equal(faded.durationMs, 5000);
     assert.equal(faded.expect.videoSeconds, 5);
   });
@@ -484,7 +484,7 @@ describe('planRender: conform graph', () => {
     assert.equal(trimFrames(readerOf(graph, 0, 'v')), 33);
     // 33 frames = 52852.8 → 52853 samples; the fade is 52853 − 48048.
     assert.equal(trimSamples(readerOf(graph, 0, 'a')), 52853);
-    assert.match(graph, /acrossfade=ns=4805:/);
+    assert.deepEqual(soundCrossfadeOf(graph), [{ offset: 48048, d: 4805 }]);
   });
 
   test('a crossfade from an image: the image loops d frames longer', () => {
@@ -495,7 +495,7 @@ describe('planRender: conform graph', () => {
     // The image has no sound: silence runs on under the fade.
     const silence = statements(graph).filter((s) => s.text.startsWith('anullsrc'));
     assert.deepEqual(silence.map(trimSamples), [57600]);
-    assert.match(graph, /acrossfade=ns=9600:/);
+    assert.deepEqual(soundCrossfadeOf(graph), [{ offset: 48000, d: 9600 }]);
   });
 
   test('V2 is laid over V1, with transparent gaps (black@0.0, yuva420p)', () => {
@@ -562,7 +562,7 @@ describe('planRender: conform graph', () => {
     test(`a sequence without sound gets one silent track of its length: ${row.name}`, () => {
       const plan = render(row.tracks, { target: { ...TARGET, fps: row.fps, sample_rate: row.sr } });
       const graph = graphOf(plan);
-      assert.doesNotMatch(graph, /:a:0|amix|acrossfade/);
+      assert.doesNotMatch(graph, /:a:0|amix|afade/);
       const silence = statements(graph).filter((s) => s.text.startsWith('anullsrc'));
       assert.equal(silence.length, 1);
       assert.equal(silence[0]!.chain.join(','), `anullsrc=r=${row.sr}:cl=stereo,atrim=end_sample=${row.samples}`);
@@ -627,7 +627,7 @@ describe('planRender: numbers are plain decimals, however small or large', () =>
 
 /**
  * Evaluates a graph's lengths (frames or samples) from its text: trims cut,
- * loops and concat add, xfade and acrossfade overlap, overlay and amix need
+ * loops and concat add, trims from a start take away, overlay, blend and amix need
  * equal inputs. Checks each xfade's offset against what comes before it.
  */
 function graphLengths(graph: string, fps: Rate, stillInputs: Set<number>) {
@@ -663,10 +663,6 @@ function graphLengths(graph: string, fps: Rate, stillInputs: Set<number>) {
       const d = Number(m[3]);
       assert.ok(d >= 1 && ins[0] === d && ins[1] === d, `a blend of ${d} frames of each side (${ins}): ${s.text}`);
       len = d;
-    } else if (head.startsWith('acrossfade=')) {
-      const d = Number(/ns=(\d+)/.exec(head)![1]);
-      assert.ok(d >= 1 && d <= ins[0]! && d <= ins[1]!, `acrossfade of ${d} within both inputs (${ins})`);
-      len = ins[0]! + ins[1]! - d;
     } else if (head.startsWith('overlay=')) {
       assert.equal(ins[1], ins[0], `an upper track as long as the base: ${s.text}`);
       len = ins[0]!;
@@ -681,7 +677,7 @@ function graphLengths(graph: string, fps: Rate, stillInputs: Set<number>) {
     }
     for (const f of s.chain) {
       const trim = /^a?trim=end_(?:frame|sample)=(\d+)$/.exec(f);
-      const from = /^trim=start_frame=(\d+)$/.exec(f);
+      const from = /^a?trim=start_(?:frame|sample)=(\d+)$/.exec(f);
       if (from) {
         assert.ok(len > Number(from[1]), `frames left after ${from[1]}: ${len} in ${s.text}`);
         len -= Number(from[1]);
@@ -769,6 +765,55 @@ function crossfadeOf(graph: string): { offset: number; d: number; by: 'overlay' 
         assert.match(join.chain.join(','), new RegExp(`^concat=n=${parts.length}:v=1:a=0,settb=\\d+/\\d+,setpts=N$`));
       }
       return { offset, d, by };
+    });
+}
+
+/**
+ * Each sound crossfade, its shape checked like the picture's: the d samples
+ * after `offset` fade out, the first d of what follows fade in, the two are
+ * summed (amix divides by 2, volume multiplies back), and the parts are joined
+ * in order.
+ */
+function soundCrossfadeOf(graph: string): { offset: number; d: number }[] {
+  const stmts = statements(graph);
+  const byOut = new Map(stmts.flatMap((s) => s.outs.map((o) => [o, s] as const)));
+  const byIn = new Map(stmts.flatMap((s) => s.ins.map((i) => [i, s] as const)));
+  return stmts
+    .filter((s) => s.ins.length === 2 && s.chain.join(',') === 'amix=inputs=2:duration=longest,volume=2')
+    .filter((s) => s.ins.every((i) => byOut.get(i)?.chain.some((f) => f.startsWith('afade='))))
+    .map((mix) => {
+      const [outgoing, incoming] = mix.ins.map((i) => byOut.get(i)!);
+      const fadeOut = /^afade=t=out:ns=(\d+):curve=tri$/.exec(outgoing!.chain.at(-1)!);
+      const fadeIn = /^afade=t=in:ns=(\d+):curve=tri$/.exec(incoming!.chain.at(-1)!);
+      assert.ok(fadeOut && fadeIn, `a linear fade out, then in: ${outgoing!.text} / ${incoming!.text}`);
+      const d = Number(fadeOut[1]);
+      assert.equal(Number(fadeIn[1]), d);
+      const parts = [mix.out];
+      let offset = 0;
+      const from = /^atrim=start_sample=(\d+)$/.exec(outgoing!.chain[0]!);
+      if (from) {
+        offset = Number(from[1]);
+        assert.deepEqual(outgoing!.chain.slice(1, -1), ['asetpts=N/SR/TB']);
+        const split = byOut.get(outgoing!.ins[0]!)!;
+        assert.deepEqual([split.chain, split.outs[1]], [['asplit'], outgoing!.ins[0]]);
+        const kept = byIn.get(split.outs[0]!)!;
+        assert.deepEqual(kept.chain, [`atrim=end_sample=${offset}`], 'the samples before the overlap');
+        parts.unshift(kept.out);
+      }
+      if (incoming!.chain.length === 2) {
+        assert.equal(incoming!.chain[0], `atrim=end_sample=${d}`);
+        const split = byOut.get(incoming!.ins[0]!)!;
+        assert.deepEqual([split.chain, split.outs[0]], [['asplit'], incoming!.ins[0]]);
+        const rest = byIn.get(split.outs[1]!)!;
+        assert.deepEqual(rest.chain, [`atrim=start_sample=${d}`, 'asetpts=N/SR/TB'], 'the samples after the overlap');
+        parts.push(rest.out);
+      }
+      if (parts.length > 1) {
+        const join = byIn.get(mix.out)!;
+        assert.deepEqual(join.ins, parts, `before, overlap, after, in order: ${join.text}`);
+        assert.equal(join.chain.join(','), `concat=n=${parts.length}:v=0:a=1`);
+      }
+      return { offset, d };
     });
 }
 

@@ -394,7 +394,9 @@ export function planRender(req: RenderRequest): RenderPlan {
       graph.push(`[${after}]afade=t=in:ns=${d}:curve=tri[${incoming}]`);
     }
     const mixed = next('ax');
-    graph.push(`[${outgoing}][${incoming}]amix=inputs=2:duration=longest,volume=2[${mixed}]`);
+    // A plain sum of the two stereo pieces. Not amix: ffmpeg 5's refuses pieces of a few samples
+    // ("Invalid data found").
+    graph.push(`[${outgoing}][${incoming}]amerge=inputs=2,pan=stereo|c0=c0+c2|c1=c1+c3[${mixed}]`);
     parts.push(mixed);
     if (remainder !== null) parts.push(remainder);
     if (parts.length === 1) return mixed;

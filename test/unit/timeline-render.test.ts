@@ -627,8 +627,8 @@ describe('planRender: numbers are plain decimals, however small or large', () =>
 
 /**
  * Evaluates a graph's lengths (frames or samples) from its text: trims cut,
- * loops and concat add, trims from a start take away, overlay, blend and amix need
- * equal inputs. Checks each xfade's offset against what comes before it.
+ * loops and concat add, trims from a start take away, overlay, blend, amerge and amix need
+ * equal inputs; a crossfade's blend takes d frames of each side.
  */
 function graphLengths(graph: string, fps: Rate, stillInputs: Set<number>) {
   const stmts = statements(graph);
@@ -665,6 +665,9 @@ function graphLengths(graph: string, fps: Rate, stillInputs: Set<number>) {
       len = d;
     } else if (head.startsWith('overlay=')) {
       assert.equal(ins[1], ins[0], `an upper track as long as the base: ${s.text}`);
+      len = ins[0]!;
+    } else if (head.startsWith('amerge=')) {
+      assert.ok(ins.length === 2 && ins[0] === ins[1], `a sound crossfade sums two pieces of one length: ${ins}`);
       len = ins[0]!;
     } else if (head.startsWith('amix=')) {
       assert.ok(ins.every((l) => l === ins[0]), `sound tracks of one length: ${ins}`);
@@ -771,7 +774,7 @@ function crossfadeOf(graph: string): { offset: number; d: number; by: 'overlay' 
 /**
  * Each sound crossfade, its shape checked like the picture's: the d samples
  * after `offset` fade out, the first d of what follows fade in, the two are
- * summed (amix divides by 2, volume multiplies back), and the parts are joined
+ * summed (amerge, then pan adds the two left and the two right channels), and the parts are joined
  * in order.
  */
 function soundCrossfadeOf(graph: string): { offset: number; d: number }[] {
@@ -779,7 +782,7 @@ function soundCrossfadeOf(graph: string): { offset: number; d: number }[] {
   const byOut = new Map(stmts.flatMap((s) => s.outs.map((o) => [o, s] as const)));
   const byIn = new Map(stmts.flatMap((s) => s.ins.map((i) => [i, s] as const)));
   return stmts
-    .filter((s) => s.ins.length === 2 && s.chain.join(',') === 'amix=inputs=2:duration=longest,volume=2')
+    .filter((s) => s.ins.length === 2 && s.chain.join(',') === 'amerge=inputs=2,pan=stereo|c0=c0+c2|c1=c1+c3')
     .filter((s) => s.ins.every((i) => byOut.get(i)?.chain.some((f) => f.startsWith('afade='))))
     .map((mix) => {
       const [outgoing, incoming] = mix.ins.map((i) => byOut.get(i)!);

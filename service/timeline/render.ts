@@ -5,8 +5,8 @@ import type { Clip } from './schema';
 import { frameRate, parseRate, sampleRate, toUnits, type Rate } from './snap';
 
 /**
- * The ffmpeg invocation that renders a sequence (interface §Timeline rule 8,
- * §Export job; decisions §9). Pure: the sources' files and probes come in,
+ * The ffmpeg invocation that renders a sequence (docs/api.md "Export
+ * `POST /timeline/{id}:export`"). Pure: the sources' files and probes come in,
  * an argument array, the files ffmpeg reads (a concat list, the filter graph)
  * and what the output must be come out. Nothing here is ever joined into a
  * shell string; every number written into a graph or a list is an integer or
@@ -23,7 +23,10 @@ import { frameRate, parseRate, sampleRate, toUnits, type Rate } from './snap';
  * cut to its exact frame count; an image is looped for its frame count; gaps
  * are black on V1 and transparent above it; V2..V9 are laid over V1. A
  * crossfade of d blends the previous clip, run on for d past its out point
- * (held when its source ends), into the first d of this clip.
+ * (held when its source ends), into the first d of this clip. Every filter
+ * and option is one ffmpeg 4.1 has, the version Backlot ships, and the same
+ * graph gives the same frames on 5.x (docs/design.md "The conform graph runs
+ * on ffmpeg 4.1").
  *
  * Copy: the V1 clips' video is joined by the concat demuxer and stream-copied.
  *

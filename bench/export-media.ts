@@ -53,7 +53,7 @@ export async function ensureClips(ffmpeg: string, root: string, f: Fixture): Pro
     await runFfmpeg(ffmpeg, [
       '-hide_banner', '-nostdin', '-y', '-v', 'error',
       '-f', 'lavfi', '-i', picture, '-f', 'lavfi', '-i', noise, '-f', 'lavfi', '-i', tone,
-      '-filter_complex', '[1:a][2:a]amix=inputs=2:normalize=0[a]', '-map', '0:v', '-map', '[a]',
+      '-filter_complex', '[1:a][2:a]amix=inputs=2,volume=2[a]', '-map', '0:v', '-map', '[a]',
       '-t', String(f.seconds), ...CLIP_VIDEO, ...CLIP_AUDIO, '-f', 'mp4', `file:${tmp}`,
     ]).catch((err: unknown) => {
       rmSync(tmp, { force: true });

@@ -53,7 +53,7 @@ function script(name: string, body: string, mode = 0o755): string {
 /** An env in which `ffmpeg` is the given script. */
 const asFfmpeg = (file: string): NodeJS.ProcessEnv => ({ ...process.env, BACKLOT_FFMPEG: file });
 
-describe('toolPath: override, then the packages, then PATH', () => {
+describe('toolPath: override, then Backlot’s own copy, then ffmpeg-static, then PATH', () => {
   test('the real tools are found on this machine', () => {
     assert.ok(toolPath('ffmpeg'));
     assert.ok(toolPath('ffprobe'));
@@ -101,7 +101,10 @@ describe('toolPath: override, then the packages, then PATH', () => {
   }
 
   test('an empty override counts as unset', () => {
-    assert.equal(toolPath('ffprobe', { PATH: process.env.PATH, BACKLOT_FFPROBE: '' }), toolPath('ffprobe'));
+    // Compared with the same environment without the variable (the test's own may set it).
+    assert.equal(toolPath('ffprobe', { PATH: process.env.PATH, BACKLOT_FFPROBE: '' }), toolPath('ffprobe', { PATH: process.env.PATH }));
+    assert.equal(toolPath('ffmpeg', { PATH: process.env.PATH, BACKLOT_FFMPEG: '' }), toolPath('ffmpeg', { PATH: process.env.PATH }));
+    assert.ok(toolPath('ffprobe', { PATH: process.env.PATH, BACKLOT_FFPROBE: '' }) && toolPath('ffmpeg', { PATH: process.env.PATH, BACKLOT_FFMPEG: '' }));
   });
 
   test('PATH: the first absolute entry holding an executable file; relative and empty entries are skipped', () => {
@@ -144,15 +147,25 @@ describe('toolPath: override, then the packages, then PATH', () => {
     assert.deepEqual(resolveTool('ffprobe', { PATH: process.env.PATH }), { path: own('ffprobe'), source: 'bundled' });
   });
 
-  test('ffmpeg: ffmpeg-static where it installed, then PATH, then Backlot’s own copy, which runs and encodes H.264 + AAC', () => {
-    const empty = resolveTool('ffmpeg', { PATH: dir });
-    if (ffmpegStatic) assert.deepEqual(empty, { path: ffmpegStatic, source: 'ffmpeg-static' });
-    else assert.deepEqual(empty, { path: own('ffmpeg'), source: 'bundled' });
-    if (!ffmpegStatic) assert.deepEqual(resolveTool('ffmpeg', { PATH: '/usr/bin' }), { path: '/usr/bin/ffmpeg', source: 'path' });
+  test('ffmpeg: Backlot’s own copy first, before ffmpeg-static and PATH (one on PATH too), and it runs and encodes H.264 + AAC', () => {
+    mkdirSync(at('path-bin'), { recursive: true });
+    script('path-bin/ffmpeg', 'exit 0');
+    for (const PATH of [dir, '', '/usr/bin', path.join(dir, 'path-bin'), process.env.PATH]) {
+      assert.deepEqual(resolveTool('ffmpeg', { PATH }), { path: own('ffmpeg'), source: 'bundled' }, `PATH=${PATH}`);
+    }
+    assert.equal(toolPath('ffmpeg', { PATH: process.env.PATH }), own('ffmpeg'));
+    // ffmpeg-static, where it installed, is not what is used while Backlot's own is there.
+    if (ffmpegStatic) assert.notEqual(resolveTool('ffmpeg', { PATH: '' }).path, ffmpegStatic);
     const encoders = spawnSync(own('ffmpeg'), ['-hide_banner', '-encoders'], { encoding: 'utf8' });
     assert.equal(encoders.status, 0, encoders.stderr);
     assert.match(encoders.stdout, / libx264 /);
     assert.match(encoders.stdout, / aac /);
+  });
+
+  test('the override still wins over Backlot’s own copy (ffmpeg and ffprobe)', () => {
+    const fake = script('override-ffmpeg', 'exit 0');
+    assert.deepEqual(resolveTool('ffmpeg', { PATH: '', BACKLOT_FFMPEG: fake }), { path: fake, source: 'env' });
+    assert.deepEqual(resolveTool('ffprobe', { PATH: '', BACKLOT_FFPROBE: fake }), { path: fake, source: 'env' });
   });
 
   test('resolveMediaTools: each tool’s path and where it came from; a bad override is `env` with no path', () => {

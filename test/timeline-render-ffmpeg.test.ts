@@ -387,6 +387,27 @@ const FIXED: { name: string; target: Target; tracks: TracksIn }[] = [
     target: { fps: 25, sample_rate: 16000, width: 64, height: 36 },
     tracks: { V1: [at('v25m', 0, 1)], A1: [at('wav', 0, 0.1, { in: 1.4995 })] },
   },
+  // ffmpeg 4.1's acrossfade takes its inputs one after the other and crashed (SIGSEGV) here: the clip
+  // crossfaded into is a file whose picture is read ahead, so its sound arrives before the sound
+  // before it ends (round 61 of seed 777000, as found).
+  {
+    name: 'a sound crossfade into a clip whose samples arrive early (4.1 acrossfade crashed)',
+    target: { fps: 23.976, sample_rate: 48000, width: 40, height: 72 },
+    tracks: {
+      V1: [
+        at('v25', 0, 1.25125),
+        at('late', 1.4597916666666666, 0.04170833333333333, { in: 0.6673333333333333 }),
+        at('late', 1.5015, 1.4180833333333334, fade(0.04170833333333333)),
+      ],
+      V2: [at('png', 0, 0.875875)],
+      A1: [
+        at('m4a', 0, 0.026208333333333333, { in: 0.8658333333333333 }),
+        at('m4a', 0.026208333333333333, 0.9505208333333334),
+        at('wav', 0.9767291666666666, 0.8442916666666667, { in: 0.83925 }),
+      ],
+      A2: [at('wav', 0.47679166666666667, 0.541625), at('m4a', 1.0184166666666667, 0.000041666666666666665, { in: 0.9999583333333333 })],
+    },
+  },
   // The picture covers the sound's last frame, so the sound is almost a frame shorter; ffmpeg's AAC track
   // in MP4 ends on a whole millisecond, which takes it past outputProblems' one-frame tolerance.
   {

@@ -11,19 +11,18 @@ import type { MediaTool } from './types';
  *    nothing else: an executable regular file there, or the tool is
  *    unavailable (null). A wrong override never falls through to another copy.
  *    A relative path is taken from the service's working directory.
- * 2. ffprobe: Backlot's own copy, the per-platform package that carries the
- *    binary (`@ffprobe-installer/<platform>-<arch>`, an optional dependency,
- *    so only the machine's own is installed).
- *    ffmpeg: the `ffmpeg-static` package, where its install script could
- *    download its binary (a current ffmpeg).
- * 3. The first executable regular file named after the tool in an absolute
+ * 2. Backlot's own copy: the per-platform package that carries the binary
+ *    (`@ffmpeg-installer/<platform>-<arch>`, `@ffprobe-installer/...`, an
+ *    optional dependency, so only the machine's own is installed). Before
+ *    anything on the machine: a packaged app must work, and export, on a
+ *    machine with nothing installed, and the same binary everywhere gives the
+ *    same output. Its ffmpeg is 4.1 (2018); the timeline's conform graph uses
+ *    only what 4.1 has (docs/design.md "The conform graph runs on ffmpeg 4.1").
+ * 3. ffmpeg only: the `ffmpeg-static` package, where its install script could
+ *    download its binary (Apple silicon has no package of step 2).
+ * 4. The first executable regular file named after the tool in an absolute
  *    `PATH` entry (relative and empty entries are skipped; on Windows
  *    `<tool>.exe`). No shell and no `which` are involved.
- * 4. ffmpeg only: Backlot's own copy, `@ffmpeg-installer/<platform>-<arch>`.
- *    Last, not second: it is ffmpeg 4.1 (2018), too old for the timeline
- *    export's conform graph (no `xfade`, no `force_divisible_by`, no amix
- *    `normalize`), so an ffmpeg the machine has is preferred; on a machine
- *    with none it still renders clips and copy exports.
  *
  * Inside a packaged app a bundled binary is read from `app.asar.unpacked`,
  * next to the archive (a program cannot run from inside it).
@@ -52,12 +51,12 @@ export function resolveTool(tool: MediaTool, env: NodeJS.ProcessEnv = process.en
     const full = path.resolve(override);
     return { path: isExecutableFile(full) ? full : null, source: 'env' };
   }
-  const fromPackage = tool === 'ffprobe' ? bundledPath(tool) : ffmpegStaticPath();
-  if (fromPackage !== null) return { path: fromPackage, source: tool === 'ffprobe' ? 'bundled' : 'ffmpeg-static' };
+  const own = bundledPath(tool);
+  if (own !== null) return { path: own, source: 'bundled' };
+  const fromStatic = tool === 'ffmpeg' ? ffmpegStaticPath() : null;
+  if (fromStatic !== null) return { path: fromStatic, source: 'ffmpeg-static' };
   const onPath = findOnPath(tool, env);
-  if (onPath !== null) return { path: onPath, source: 'path' };
-  const lastResort = tool === 'ffmpeg' ? bundledPath(tool) : null;
-  return lastResort !== null ? { path: lastResort, source: 'bundled' } : { path: null, source: null };
+  return onPath !== null ? { path: onPath, source: 'path' } : { path: null, source: null };
 }
 
 /** Both tools' resolved paths and where each came from (the diagnostics). */
@@ -164,7 +163,7 @@ function openUp(file: string): void {
   }
 }
 
-/** The first executable `tool` in an absolute PATH entry (step 3 above). */
+/** The first executable `tool` in an absolute PATH entry (step 4 above). */
 export function findOnPath(tool: MediaTool, env: NodeJS.ProcessEnv): string | null {
   const dirs = (env.PATH ?? env.Path ?? '').split(path.delimiter).filter((dir) => dir !== '' && path.isAbsolute(dir));
   // Windows: only the .exe (a .cmd or .bat would need a shell, which is never used).

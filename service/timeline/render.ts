@@ -5,8 +5,8 @@ import type { Clip } from './schema';
 import { frameRate, parseRate, sampleRate, toUnits, type Rate } from './snap';
 
 /**
- * The ffmpeg invocation that renders a sequence (interface §Timeline rule 8,
- * §Export job; decisions §9). Pure: the sources' files and probes come in,
+ * The ffmpeg invocation that renders a sequence (docs/api.md "Export
+ * `POST /timeline/{id}:export`"). Pure: the sources' files and probes come in,
  * an argument array, the files ffmpeg reads (a concat list, the filter graph)
  * and what the output must be come out. Nothing here is ever joined into a
  * shell string; every number written into a graph or a list is an integer or
@@ -23,7 +23,10 @@ import { frameRate, parseRate, sampleRate, toUnits, type Rate } from './snap';
  * cut to its exact frame count; an image is looped for its frame count; gaps
  * are black on V1 and transparent above it; V2..V9 are laid over V1. A
  * crossfade of d blends the previous clip, run on for d past its out point
- * (held when its source ends), into the first d of this clip.
+ * (held when its source ends), into the first d of this clip. Every filter
+ * and option is one ffmpeg 4.1 has, the version Backlot ships, and the same
+ * graph gives the same frames on 5.x (docs/design.md "The conform graph runs
+ * on ffmpeg 4.1").
  *
  * Copy: the V1 clips' video is joined by the concat demuxer and stream-copied.
  *
@@ -249,14 +252,13 @@ export function planRender(req: RenderRequest): RenderPlan {
       const count = span.length + span.runOn;
       const source = req.sourceOf(span.clip.asset_id);
       const index = inputFor(span.clip, fps, span, true);
-      const fit =
-        `scale=${W}:${H}:force_original_aspect_ratio=decrease:force_divisible_by=2,` +
-        `pad=${W}:${H}:(ow-iw)/2:(oh-ih)/2:color=${padColor},setsar=1,format=${format}`;
+      const fit = `${fitScale(W, H)},pad=${W}:${H}:(ow-iw)/2:(oh-ih)/2:color=${padColor},setsar=1,format=${format}`;
       const out = next('v');
       if (isStill(source)) {
-        // The time base of every piece is 1/fps (the fps filter's, the color source's): xfade refuses two
-        // inputs that differ, and an image comes with its demuxer's (1/25).
-        graph.push(`[${index}:v:0]${fit},loop=loop=${count - 1}:size=1:start=0,settb=${fps.den}/${fps.num},setpts=N,fps=${fps.num}/${fps.den},trim=end_frame=${count}[${out}]`);
+        // The time base of every piece is 1/fps (the fps filter's, the color source's): a crossfade's
+        // timing expression reads it, and an image comes with its demuxer's (1/25). One frame more than
+        // the piece needs is looped: ffmpeg 4.1's fps drops the last frame at the end of its input.
+        graph.push(`[${index}:v:0]${fit},loop=loop=${count}:size=1:start=0,settb=${fps.den}/${fps.num},setpts=N,fps=${fps.num}/${fps.den},trim=end_frame=${count}[${out}]`);
       } else {
         graph.push(
           `[${index}:v:0]setpts=PTS-STARTPTS,${prepare(source)}fps=${fps.num}/${fps.den}:eof_action=pass,${fit},` +
@@ -268,14 +270,15 @@ export function planRender(req: RenderRequest): RenderPlan {
       position = span.start + span.length;
     }
     if (frames > position) pieces.push({ label: blackFrames(frames - position, !isBase), fadeIn: 0 });
-    return join(pieces, 'v');
+    return join(pieces, 'v', isBase);
   }
 
   /**
    * Joins pieces end to end; a piece with fadeIn d is crossfaded over the last
-   * d units of what comes before it (which ran on by d for it).
+   * d units of what comes before it (which ran on by d for it). `opaque`: the
+   * pieces are V1's (no alpha).
    */
-  function join(pieces: { label: string; fadeIn: number }[], kind: 'v' | 'a'): string {
+  function join(pieces: { label: string; fadeIn: number }[], kind: 'v' | 'a', opaque = false): string {
     // Runs of pieces without a crossfade are one concat; runs are crossfaded into each other.
     const runs: { labels: string[]; fadeIn: number }[] = [];
     for (const p of pieces) {
@@ -296,18 +299,113 @@ export function planRender(req: RenderRequest): RenderPlan {
     let length = lengthOf(runs[0]!.labels);
     for (const run of runs.slice(1)) {
       const joined = concat(run.labels);
-      const out = next(`${kind}x`);
       if (kind === 'v') {
-        graph.push(
-          `[${current}][${joined}]xfade=transition=fade:duration=${decimalSeconds(run.fadeIn, fps)}:offset=${decimalSeconds(length - run.fadeIn, fps)},setpts=N[${out}]`,
-        );
+        current = crossfade(current, length, joined, lengthOf(run.labels), run.fadeIn, opaque);
       } else {
-        graph.push(`[${current}][${joined}]acrossfade=ns=${run.fadeIn}:c1=tri:c2=tri[${out}]`);
+        current = soundCrossfade(current, length, joined, lengthOf(run.labels), run.fadeIn);
       }
       length = length - run.fadeIn + lengthOf(run.labels);
-      current = out;
     }
     return current;
+  }
+
+  /**
+   * The picture crossfade: `before` (frames, its last d the run-on) and
+   * `after` overlap by d frames. Each is split at the overlap; the overlap is
+   * mixed frame by frame, and the three parts are joined. Frame k of the d
+   * (from 0) is before·(1 − k/d) + after·k/d: what xfade's fade does, written
+   * with filters ffmpeg 4.1 has (docs/design.md "The conform graph runs on
+   * ffmpeg 4.1").
+   *
+   * On V1 (opaque) the incoming frames get an alpha of k/d (fade) and are laid
+   * over the outgoing ones: cheap. Above V1 a picture may be transparent (gaps,
+   * bars), and every plane, alpha too, must mix linearly so the track fades
+   * out where the incoming picture is transparent: a blend expression, read
+   * from the timestamp (both sides restart at 0 on the 1/fps time base), which
+   * costs about ten times the overlay.
+   */
+  function crossfade(before: string, beforeLength: number, after: string, afterLength: number, d: number, opaque: boolean): string {
+    const parts: string[] = [];
+    const head = beforeLength - d;
+    let tail = before;
+    if (head > 0) {
+      const [keep, rest] = [next('vk'), next('vr')];
+      const out = next('vp');
+      graph.push(`[${before}]split[${keep}][${rest}]`);
+      graph.push(`[${keep}]trim=end_frame=${head}[${out}]`);
+      tail = next('vt');
+      graph.push(`[${rest}]trim=start_frame=${head},setpts=N[${tail}]`);
+      parts.push(out);
+    }
+    let into = after;
+    let remainder: string | null = null;
+    if (afterLength > d) {
+      const [first, rest] = [next('vk'), next('vr')];
+      into = next('vh');
+      remainder = next('vt');
+      graph.push(`[${after}]split[${first}][${rest}]`);
+      graph.push(`[${first}]trim=end_frame=${d}[${into}]`);
+      graph.push(`[${rest}]trim=start_frame=${d},setpts=N[${remainder}]`);
+    }
+    const mixed = next('vx');
+    if (opaque) {
+      const faded = next('vf');
+      graph.push(`[${into}]format=yuva420p,fade=t=in:s=0:n=${d}:alpha=1[${faded}]`);
+      graph.push(`[${tail}][${faded}]overlay=x=0:y=0:format=yuv420[${mixed}]`);
+    } else {
+      // T·num/den is k. No commas: they would end the filter.
+      graph.push(`[${tail}][${into}]blend=all_expr=A+(B-A)*T*${fps.num}/${fps.den}/${d}[${mixed}]`);
+    }
+    parts.push(mixed);
+    if (remainder !== null) parts.push(remainder);
+    if (parts.length === 1) return mixed;
+    const out = next('vc');
+    graph.push(`${parts.map((l) => `[${l}]`).join('')}concat=n=${parts.length}:v=1:a=0,settb=${fps.den}/${fps.num},setpts=N[${out}]`);
+    return out;
+  }
+
+  /**
+   * The sound crossfade, shaped like the picture's: the last d samples before
+   * it fade out and the first d after it fade in (linear), summed. Not
+   * acrossfade: ffmpeg 4.1's takes its inputs strictly one after the other
+   * and crashes when the second's samples arrive first, as they do when the
+   * same file's picture is read ahead (docs/design.md "The conform graph runs
+   * on ffmpeg 4.1").
+   */
+  function soundCrossfade(before: string, beforeLength: number, after: string, afterLength: number, d: number): string {
+    const parts: string[] = [];
+    const head = beforeLength - d;
+    const outgoing = next('at');
+    if (head > 0) {
+      const [keep, rest, kept] = [next('ak'), next('ar'), next('ap')];
+      graph.push(`[${before}]asplit[${keep}][${rest}]`);
+      graph.push(`[${keep}]atrim=end_sample=${head}[${kept}]`);
+      graph.push(`[${rest}]atrim=start_sample=${head},asetpts=N/SR/TB,afade=t=out:ns=${d}:curve=tri[${outgoing}]`);
+      parts.push(kept);
+    } else {
+      graph.push(`[${before}]afade=t=out:ns=${d}:curve=tri[${outgoing}]`);
+    }
+    const incoming = next('ah');
+    let remainder: string | null = null;
+    if (afterLength > d) {
+      const [first, rest] = [next('ak'), next('ar')];
+      remainder = next('at');
+      graph.push(`[${after}]asplit[${first}][${rest}]`);
+      graph.push(`[${first}]atrim=end_sample=${d},afade=t=in:ns=${d}:curve=tri[${incoming}]`);
+      graph.push(`[${rest}]atrim=start_sample=${d},asetpts=N/SR/TB[${remainder}]`);
+    } else {
+      graph.push(`[${after}]afade=t=in:ns=${d}:curve=tri[${incoming}]`);
+    }
+    const mixed = next('ax');
+    // A plain sum of the two stereo pieces. Not amix: ffmpeg 5's refuses pieces of a few samples
+    // ("Invalid data found").
+    graph.push(`[${outgoing}][${incoming}]amerge=inputs=2,pan=stereo|c0=c0+c2|c1=c1+c3[${mixed}]`);
+    parts.push(mixed);
+    if (remainder !== null) parts.push(remainder);
+    if (parts.length === 1) return mixed;
+    const out = next('ac');
+    graph.push(`${parts.map((l) => `[${l}]`).join('')}concat=n=${parts.length}:v=0:a=1[${out}]`);
+    return out;
   }
 
   function lengthOf(labels: string[]): number {
@@ -371,7 +469,8 @@ export function planRender(req: RenderRequest): RenderPlan {
     audioOut = soundTracks[0]!;
   } else {
     audioOut = next('mix');
-    graph.push(`${soundTracks.map((l) => `[${l}]`).join('')}amix=inputs=${soundTracks.length}:duration=longest:normalize=0[${audioOut}]`);
+    // amix divides by its input count (ffmpeg 4.1 has no `normalize=0`); volume undoes it: a plain sum.
+    graph.push(`${soundTracks.map((l) => `[${l}]`).join('')}amix=inputs=${soundTracks.length}:duration=longest,volume=${soundTracks.length}[${audioOut}]`);
   }
 
   const firstVideo = (doc.tracks.V1 ?? []).map((c) => req.sourceOf(c.asset_id).probe?.video).find((v) => v);
@@ -411,6 +510,24 @@ export function planRender(req: RenderRequest): RenderPlan {
 }
 
 /**
+ * The scaler, named: a filter_complex graph's default is bicubic on ffmpeg 5
+ * but bilinear on 4.1, which would make the same graph give other pixels.
+ */
+const SCALER = 'bicubic';
+
+/**
+ * Scales a picture to fit W×H with its aspect kept and an even width and
+ * height: each side is the other's scaled to the nearest even number, at most
+ * the target's, rounded down to even. That is what `scale=W:H:
+ * force_original_aspect_ratio=decrease:force_divisible_by=2` gives on ffmpeg
+ * 5, written as expressions because 4.1 has no force_divisible_by. Commas in
+ * an expression are escaped for the graph.
+ */
+export function fitScale(W: number, H: number): string {
+  return `scale=w=trunc(min(${W}\\,round(${H}*iw/ih/2)*2)/2)*2:h=trunc(min(${H}\\,round(${W}*ih/iw/2)*2)/2)*2:flags=${SCALER}`;
+}
+
+/**
  * Filters a video source needs before rate conversion and fitting: interlaced
  * frames are deinterlaced (one frame per frame), and non-square pixels are
  * made square so the picture keeps its shape when it is fitted.
@@ -419,7 +536,7 @@ function prepare(source: RenderSource): string {
   const video = source.probe?.video;
   let filters = '';
   if (video?.field_order && video.field_order !== 'progressive') filters += 'yadif=mode=send_frame,';
-  if (video?.sar && video.sar !== '1:1') filters += 'scale=trunc(iw*sar/2)*2:ih,setsar=1,';
+  if (video?.sar && video.sar !== '1:1') filters += `scale=trunc(iw*sar/2)*2:ih:flags=${SCALER},setsar=1,`;
   return filters;
 }
 

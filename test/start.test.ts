@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
+import { loginCodeOf, spendLoginCode } from './helpers/login';
 
 /**
  * `npm start` (bin/start.js) without the Electron binary runs the headless
@@ -77,10 +78,13 @@ test('headless with a display: the sign-in link opens in the default browser, on
       opened = existsSync(join(opener, 'opened.txt')) ? readFileSync(join(opener, 'opened.txt'), 'utf8') : '';
     }
     assert.equal(opened, `${link}\n`, 'xdg-open got the link as its one argument');
-    // The browser would sign in with it: the code is live.
-    const res = await fetch(link, { redirect: 'manual' });
-    assert.equal(res.status, 303);
-    assert.match(res.headers.get('set-cookie') ?? '', /^backlot_launcher=/);
+    // The browser would sign in with it: the code is live, and spending it (as the page does) gives a
+    // credential in the answer, never a cookie.
+    const port = Number(new URL(link).port);
+    const res = await spendLoginCode(port, loginCodeOf(link));
+    assert.equal(res.status, 200, res.text);
+    assert.equal(typeof res.json.credential, 'string');
+    assert.equal(res.headers['set-cookie'], undefined);
     assert.equal(await stop(child), 0);
   } finally {
     await stop(child);

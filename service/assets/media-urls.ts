@@ -128,7 +128,7 @@ export function mediaUrlRoutes(assetTable: readonly Route[], store: AssetsStore,
       headers: served.file.headers,
       successType: 'application/octet-stream',
       success: { status: 200, description: 'The bytes (206 for a range), or the thumbnail' },
-      errors: [400, 404, 410, 416, 501],
+      errors: [400, 401, 404, 410, 416, 501],
       visible({ params }) {
         const opened = signer.verify(params.token);
         if (!opened || !o.credentialLive(opened.credentialId)) throw refused();

@@ -1,10 +1,9 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { openAdmin, STUDIO_ID_PATTERN } from '../service/admin';
-import { captureOutput, createService, logFilePath, openLogFile, type ServiceOptions } from '../service/app';
+import type { ServiceOptions } from '../service/app';
 import { CAPABILITIES, isLauncherCredential } from '../service/core/auth';
 import { defaultDataDir } from '../service/data-dir';
-import { installCommand, NoServerError, startCommand, studiosTable, withServer } from './launcher';
+import { lockDataDir } from '../service/data-dir-lock';
 
 /**
  * bin/backlot: serve, studio add|set, token create|revoke (decisions §1), index add (§4),
@@ -14,6 +13,15 @@ import { installCommand, NoServerError, startCommand, studiosTable, withServer }
  */
 
 class UsageError extends Error {}
+
+/**
+ * The service, its admin side and the launcher client are loaded on first
+ * use: a `serve` that another server's lock refuses answers before loading
+ * any of them (docs/api.md "One server per data dir": within a second).
+ */
+const serviceApp = () => require('../service/app') as typeof import('../service/app');
+const serviceAdmin = () => require('../service/admin') as typeof import('../service/admin');
+const launcherClient = () => require('./launcher') as typeof import('./launcher');
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 const dataDirOption: Options = { 'data-dir': { type: 'string' } };
@@ -152,6 +160,10 @@ async function serve(args: string[]): Promise<void> {
     0,
     HELP.serve!,
   );
+  // Another server's lock refuses this one here, before anything is loaded or
+  // written (the log file included); createService takes the lock for good.
+  lockDataDir(dataDir).release();
+  const { captureOutput, createService, logFilePath, openLogFile } = serviceApp();
   if (values['log-file'] === true || process.env.BACKLOT_LOG_FILE === '1') {
     const log = openLogFile(logFilePath(dataDir));
     captureOutput(log);
@@ -219,7 +231,7 @@ function reportLoopDelay(): void {
 function loginUrlCommand(args: string[]): void {
   const { dataDir } = parse(args, {}, 0, HELP['login-url']!);
   const url = withAdmin(dataDir, (admin) => admin.loginUrl());
-  if (url === null) throw new NoServerError(`No Backlot server is running on ${dataDir}. Start one with 'backlot serve'.`);
+  if (url === null) throw new (launcherClient().NoServerError)(`No Backlot server is running on ${dataDir}. Start one with 'backlot serve'.`);
   process.stdout.write(`${url}\n`);
 }
 
@@ -227,6 +239,7 @@ async function launcherCommand(command: 'install' | 'link' | 'start' | 'stop' | 
   const positionals = command === 'studios' ? 0 : 1;
   const { values, positionals: pos, dataDir } = parse(args, command === 'studios' ? { json: { type: 'boolean' } } : {}, positionals, HELP[command]!);
   const out = (text: string) => process.stdout.write(text);
+  const { installCommand, startCommand, studiosTable, withServer } = launcherClient();
   const ok = await withServer(dataDir, async (call) => {
     if (command === 'install' || command === 'link') return installCommand(call, pos[0]!, command === 'link', out);
     if (command === 'start') return startCommand(call, pos[0]!, out);
@@ -248,8 +261,8 @@ async function launcherCommand(command: 'install' | 'link' | 'start' | 'stop' | 
   if (!ok) process.exitCode = 1;
 }
 
-function withAdmin<T>(dataDir: string, fn: (admin: ReturnType<typeof openAdmin>) => T): T {
-  const admin = openAdmin(dataDir);
+function withAdmin<T>(dataDir: string, fn: (admin: ReturnType<typeof import('../service/admin').openAdmin>) => T): T {
+  const admin = serviceAdmin().openAdmin(dataDir);
   try {
     return fn(admin);
   } finally {
@@ -262,6 +275,7 @@ function studio(args: string[]): void {
   const quotas: Options = { 'quota-records': { type: 'string' }, 'quota-kv-bytes': { type: 'string' } };
   if (sub === 'add') {
     const { values, positionals, dataDir } = parse(rest, { ...quotas, name: { type: 'string' } }, 1, HELP['studio add']!);
+    const { STUDIO_ID_PATTERN } = serviceAdmin();
     if (!STUDIO_ID_PATTERN.test(positionals[0]!)) {
       throw new UsageError(`The studio id "${positionals[0]}" must match ${STUDIO_ID_PATTERN.source}.`);
     }

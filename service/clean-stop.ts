@@ -1,10 +1,10 @@
 import { existsSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { replaceFileSync, syncDir } from './core/files';
-import { SERVER_FILE } from './launcher';
+import { SERVER_FILE } from './core/server-file';
 
 /**
- * The clean-stop marker, DIR/clean-stop (issue 17 item 7): written last by
+ * The clean-stop marker, DIR/clean-stop (docs/reliability.md): written last by
  * a close() that finished everything, taken (removed) first by the next
  * start. Present at start means the previous run left nothing for start-up
  * recovery to do, so the blob store's recovery past its first part is

@@ -1,8 +1,9 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { nativeOptions } from './db/native';
 import { ensureDir } from './core/files';
-import { readServerInfo } from './launcher';
+import { readServerInfo } from './core/server-file';
 
 /**
  * One server per data dir (docs/design.md "One server per data dir"; docs/api.md): `serve`
@@ -66,7 +67,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
   if (heldHere.has(file) || sameFileHeldHere(file)) throw new DataDirLockedError(dataDir, holderInfo(dataDir, process.pid));
   ensureDir(dataDir);
   // timeout 0: a held lock is an answer at once, never a wait (SQLite's busy handler would retry for seconds).
-  const db = new Database(file, { timeout: 0 });
+  const db = new Database(file, { timeout: 0, ...nativeOptions() });
   try {
     db.pragma('locking_mode = EXCLUSIVE');
     // No journal file beside it: the one write is a header field, and nothing is lost with it.

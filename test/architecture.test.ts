@@ -17,7 +17,8 @@ import ts from 'typescript';
  * - Nothing under service/ imports main/, cli/, renderer/ or 'electron'.
  * - main/ imports from service/ only service/app and service/data-dir.
  * - cli/ imports from service/ only service/app, service/admin,
- *   service/data-dir and service/core/auth.
+ *   service/data-dir, service/data-dir-lock (`serve` refuses a locked data
+ *   dir before loading the service) and service/core/auth.
  * - renderer/ imports nothing from main/ or service/ (it talks HTTP only).
  */
 
@@ -38,7 +39,7 @@ const SHARED = new Set(['core', 'db', 'media']);
 /** Shared layers above core that may use nothing but core. */
 const CORE_ONLY = new Set(['media']);
 const MAIN_MAY_USE = new Set(['service/app', 'service/data-dir']);
-const CLI_MAY_USE = new Set(['service/app', 'service/admin', 'service/data-dir', 'service/core/auth']);
+const CLI_MAY_USE = new Set(['service/app', 'service/admin', 'service/data-dir', 'service/data-dir-lock', 'service/core/auth']);
 
 export interface SourceFile {
   /** Root-relative, '/'-separated, with its extension. */
@@ -101,7 +102,7 @@ function ruleBroken(file: string, spec: string, topModules: Set<string>): string
       return toArea === 'service' && !MAIN_MAY_USE.has(target.path) ? 'main/ imports from service/ only service/app and service/data-dir' : null;
     case 'cli':
       return toArea === 'service' && !CLI_MAY_USE.has(target.path)
-        ? 'cli/ imports from service/ only service/app, service/admin, service/data-dir and service/core/auth'
+        ? 'cli/ imports from service/ only service/app, service/admin, service/data-dir, service/data-dir-lock and service/core/auth'
         : null;
     case 'renderer':
       return toArea === 'main' || toArea === 'service' ? 'renderer/ talks to the service over HTTP only' : null;
@@ -202,7 +203,7 @@ describe('architecture', () => {
       'service/jobs/index.ts may not import ../../renderer/app.js (nothing under service/ imports main/, cli/ or renderer/)',
       'main/main.ts may not import ../service/kv (main/ imports from service/ only service/app and service/data-dir)',
       'main/main.ts may not import ../service/core/auth (main/ imports from service/ only service/app and service/data-dir)',
-      'cli/main.ts may not import ../service/core/errors (cli/ imports from service/ only service/app, service/admin, service/data-dir and service/core/auth)',
+      'cli/main.ts may not import ../service/core/errors (cli/ imports from service/ only service/app, service/admin, service/data-dir, service/data-dir-lock and service/core/auth)',
       'renderer/launcher/app.js may not import ../../service/core/errors (renderer/ talks to the service over HTTP only)',
       'renderer/launcher/app.js may not import ../../main/preload (renderer/ talks to the service over HTTP only)',
     ]);

@@ -69,7 +69,8 @@ test('a second serve on the dir exits 1 at once, names the first one, and touche
 
     // What loading the program alone takes right now (the machine is shared): the refusal must add under a second.
     const baseline = await runTimed(['serve', '--help']);
-    const second = await runTimed(['serve', '--port', '0', '--data-dir', dir]);
+    // With --log-file: a refused start writes no log either.
+    const second = await runTimed(['serve', '--port', '0', '--log-file', '--data-dir', dir]);
     assert.equal(second.code, 1, second.stderr);
     assert.equal(second.stdout, '');
     assert.match(second.stderr, new RegExp(`already running on the data dir ${escape(dir)}: ${escape(svc.origin)} \\(pid ${svc.child.pid}\\)`));

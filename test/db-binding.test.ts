@@ -35,6 +35,27 @@ test('under Electron without its build: opening the database fails with the reme
   }
 });
 
+test("under Electron, the data dir's lock (the first connection a server opens) loads the Electron build too", () => {
+  const dir = tempDir();
+  try {
+    const lock = (binding: string) =>
+      asElectron(`require('./dist/service/data-dir-lock.js').lockDataDir(${JSON.stringify(join(dir, 'data'))}).release(); console.log('locked')`, {
+        BACKLOT_SQLITE_BINDING: binding,
+      });
+    // Without its build: the remedy, before better-sqlite3 loads Node's build (which real Electron cannot load).
+    const missing = join(dir, 'electron', 'better_sqlite3.node');
+    const refused = lock(missing);
+    assert.notEqual(refused.status, 0);
+    assert.ok(refused.stderr.includes(`better-sqlite3 has no build for Electron 45.4.1 at ${missing}.`), refused.stderr);
+    // With it: the lock is taken with that build.
+    const taken = lock(NODE_BUILD);
+    assert.equal(taken.status, 0, taken.stderr);
+    assert.equal(taken.stdout.trim(), 'locked');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('under Electron with BACKLOT_SQLITE_BINDING: the main and the read-only connection load that build', () => {
   const dir = tempDir();
   try {

@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
 import { chmodSync, existsSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ensureDir } from '../core/files';
-import { ELECTRON_ABI_ENV, runsInElectron, sqliteBinding } from './binding';
+import { nativeOptions } from './native';
 import { migrate } from './migrate';
 import { MIGRATIONS } from './migrations';
 
@@ -45,27 +45,4 @@ export function openReadOnly(file: string): Db {
   const db = new Database(file, { readonly: true, fileMustExist: true, ...nativeOptions() });
   db.pragma('busy_timeout = 5000');
   return db;
-}
-
-/** dist/service/db -> the app's root (the project folder, or app.asar when packaged). */
-const APP_ROOT = resolve(__dirname, '..', '..', '..');
-
-/**
- * The one place both connections (the main one and each read worker's) learn
- * which better-sqlite3 build to load (binding.ts). A missing Electron build is
- * named with its remedy, instead of better-sqlite3's NODE_MODULE_VERSION error.
- */
-function nativeOptions(): { nativeBinding?: string } {
-  const electron = runsInElectron(process.versions, process.env);
-  // The read workers start after this (main) connection: they inherit the mark.
-  if (electron) process.env[ELECTRON_ABI_ENV] = process.versions.modules;
-  const nativeBinding = sqliteBinding({ electron, override: process.env.BACKLOT_SQLITE_BINDING, appRoot: APP_ROOT });
-  if (nativeBinding === undefined) return {};
-  if (!existsSync(nativeBinding)) {
-    throw new Error(
-      `better-sqlite3 has no build for Electron ${process.versions.electron ?? `(ABI ${process.versions.modules})`} at ${nativeBinding}. ` +
-        'Run `npm run rebuild:electron` (it downloads Electron\'s headers), or set BACKLOT_SQLITE_BINDING to a build.',
-    );
-  }
-  return { nativeBinding };
 }

@@ -10,14 +10,15 @@ import { launcherRoutes } from './routes';
 import { createRuntime } from './runtime';
 import { createLauncherStore, type InstalledStudio } from './store';
 
-export { SERVER_FILE, createLoginCode, loginUrl, readServerInfo, writeServerInfo, removeServerInfo } from './login';
+export { createLoginCode, loginUrl } from './login';
+export { SERVER_FILE, readServerInfo, writeServerInfo, removeServerInfo } from '../core/server-file';
 export { LOGIN_PATH } from './pages';
 export { launcherPages } from './pages';
 export { manifestSchema, parseManifest } from './manifest';
 export type { Manifest } from './manifest';
 export type { InstalledStudio } from './store';
 export { createLauncherStore } from './store';
-export type { ServerInfo } from './login';
+export type { ServerInfo } from '../core/server-file';
 
 /** Default time a studio has to answer on its ready_path (decisions §10: 60 s). */
 export const READY_TIMEOUT_MS = 60_000;

@@ -4,6 +4,7 @@ import { mediaUrl, openMedia, showMedia } from '../lib/media';
 import { EventStream } from '../lib/sse';
 import { h, replace } from '../lib/dom';
 import { when } from '../lib/format';
+import type { Job } from '../lib/job';
 import {
   frameRate,
   framesToSeconds,
@@ -55,20 +56,6 @@ interface Revision {
   created_at: string;
 }
 
-interface Job {
-  id: string;
-  studio_id: string;
-  kind: string;
-  title: string;
-  state: string;
-  progress_num: number;
-  progress_den: number;
-  last_error: string | null;
-  cancel_requested_at: string | null;
-  timeline_id: string | null;
-  data: { asset_id?: string; item_id?: string } | null;
-  created_at: string;
-}
 
 interface PlanClip {
   track: string;

@@ -3,6 +3,7 @@ import { duration } from '../lib/format';
 import { failureBlock } from './failure';
 import { setAttr, setText, syncChildren } from './frame';
 import { isFinished } from './job-plan';
+import type { Job } from '../lib/job';
 
 /**
  * One job's row in the launcher's list: built once, then brought up to date in place by
@@ -10,20 +11,7 @@ import { isFinished } from './job-plan';
  * across updates and the focus, a text selection and a pressed button survive them.
  */
 
-export interface Job {
-  id: string;
-  studio_id: string;
-  kind: string;
-  title: string;
-  state: string;
-  progress_num: number;
-  progress_den: number;
-  last_error: string | null;
-  cancel_requested_at: string | null;
-  created_at: string;
-  updated_at: string;
-  finished_at: string | null;
-}
+export type { Job };
 
 /** What a row reads from the list's state, and the list's actions it calls. */
 export interface RowContext {

@@ -1,12 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measure, startServer, type ChildServer, type Measurement } from './harness';
 import { backlot, BACKLOT } from './common';
+import { newestProfile, selfTimes } from './profile';
+import { readFileSync } from 'node:fs';
 
 /**
  * KV throughput against a bare Koa baseline (see bench/README.md). Both
  * servers are child processes, loaded one at a time from this process.
+ * With BACKLOT_BENCH_PROFILE=DIR, each method is then run once more against a
+ * service started with `--cpu-prof` (one profile per method, in DIR) and the
+ * top of each profile is printed as a self-time table.
  */
 
 const BARE_SERVER = join(__dirname, 'bare-server.js');
@@ -57,6 +62,21 @@ export async function runKvBench(): Promise<void> {
       rows.push({ route: `${method} kv`, m: real, ratio: real.reqPerSec / base.reqPerSec, target: TARGETS[method] });
     }
     console.log(formatTable(rows));
+    const profileDir = process.env.BACKLOT_BENCH_PROFILE;
+    if (profileDir) {
+      // One server per data dir: the unprofiled one stops first.
+      await service.stop();
+      for (const method of ['GET', 'PUT'] as const) {
+        const dir = join(profileDir, method);
+        mkdirSync(dir, { recursive: true });
+        const profiled = await startServer('backlot serve --cpu-prof', [`--cpu-prof`, `--cpu-prof-dir=${dir}`, BACKLOT, 'serve', '--port', '0', '--data-dir', dataDir]);
+        const opts = method === 'GET' ? { method, headers: auth } : { method, headers: putHeaders, body: doc };
+        const m = await measure({ ...opts, url: profiled.url + DOC_PATH, connections: CONNECTIONS, duration: seconds }, WARMUP_SECONDS, profiled.pid);
+        await profiled.stop();
+        console.log(`\n${method} kv under --cpu-prof: ${m.reqPerSec.toFixed(0)} req/s, ${m.cpuMicrosPerRequest?.toFixed(1) ?? '-'} µs of server CPU per request`);
+        console.log(profileSummary(newestProfile(dir), m.cpuMicrosPerRequest));
+      }
+    }
 
     const broken = rows.filter((r) => r.m.failed > 0);
     if (broken.length > 0) {
@@ -82,6 +102,21 @@ async function seed(url: string, headers: Record<string, string>, body: string):
   const text = await res.text();
   if (res.status !== 200) throw new Error(`seeding PUT ${url} answered ${res.status}: ${text}`);
   return text;
+}
+
+/**
+ * The top 20 self-time rows of a profile; µs/req is the row's share of the
+ * profile times the measured server CPU per request (the profile also holds
+ * start-up and warm-up, a small part of it).
+ */
+function profileSummary(file: string, cpuPerRequest: number | null): string {
+  const times = selfTimes(JSON.parse(readFileSync(file, 'utf8')));
+  const lines = ['self %  ~µs/req  function'];
+  for (const t of times.slice(0, 20)) {
+    const us = cpuPerRequest === null ? '-' : (t.share * cpuPerRequest).toFixed(1);
+    lines.push(`${(t.share * 100).toFixed(1).padStart(6)}  ${us.padStart(7)}  ${t.name}`);
+  }
+  return lines.join('\n');
 }
 
 // autocannon's latency histogram holds whole milliseconds.

@@ -8,7 +8,8 @@ import { uiMiddleware } from '../ui';
 import { editorMiddleware, type EditorHub } from '../editor';
 import { launcherPages, type Launcher } from '../launcher';
 import type { StudioProxy } from '../proxy';
-import type { LauncherCredentials, StudiosStore } from '../studios';
+import type { LauncherCredentials } from '../studios';
+import type { TokenGrants } from '../core/auth';
 import type { Callers } from './callers';
 import { front } from './front';
 import { routeDispatch } from './routes';
@@ -33,7 +34,7 @@ export interface ChainDeps {
   callers: Callers;
   launcher: Launcher;
   proxy: StudioProxy;
-  studios: StudiosStore;
+  grants: TokenGrants;
   credentials: LauncherCredentials;
   editor: EditorHub;
   revocations: RevocationWatch;

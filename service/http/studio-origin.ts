@@ -1,11 +1,10 @@
 import type { Context, Next } from 'koa';
-import { authenticate } from '../core/auth';
+import { authenticate, type TokenGrants } from '../core/auth';
 import { ApiError } from '../core/errors';
 import type { OriginVerdict } from '../core/origin';
 import { API_PREFIX, BACKLOT_PREFIX, isUnder } from '../core/paths';
 import type { Launcher } from '../launcher';
 import type { StudioProxy } from '../proxy';
-import type { StudiosStore } from '../studios';
 
 /**
  * A studio's origin (docs/security.md, Studios): `/_backlot/api/v1/*` is this
@@ -14,7 +13,7 @@ import type { StudiosStore } from '../studios';
  * service's origin; everything else is the studio's own server. On the
  * service's origin it does nothing and costs one field read.
  */
-export function studioOrigin(d: { launcher: Launcher; proxy: StudioProxy; studios: StudiosStore }) {
+export function studioOrigin(d: { launcher: Launcher; proxy: StudioProxy; grants: TokenGrants }) {
   return (ctx: Context, next: Next): Promise<void> => {
     const studioId = (ctx.state.source as OriginVerdict).hostStudioId;
     if (studioId === null) return next();
@@ -27,7 +26,7 @@ export function studioOrigin(d: { launcher: Launcher; proxy: StudioProxy; studio
         d.proxy.handle(studioId, ctx.req, ctx.res);
         return Promise.resolve();
       }
-      ctx.state.principal = authenticate(`Bearer ${target.token}`, d.studios.resolveToken);
+      ctx.state.principal = authenticate(`Bearer ${target.token}`, d.grants);
       ctx.path = ctx.path.slice(BACKLOT_PREFIX.length);
       return next();
     }

@@ -21,7 +21,8 @@ export interface AssetLookup {
   readable(assetId: string): AssetFacts | null;
   /**
    * Facts of an asset that the current revision already names, whether or not
-   * the caller could add it today (a clip already present may stay, rule 3).
+   * the caller could add it today (a clip already present may stay:
+   * docs/api.md "Update, delete, revisions, revert").
    */
   present(assetId: string): AssetFacts | null;
 }

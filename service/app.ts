@@ -320,7 +320,7 @@ function buildService(options: ServiceOptions): Service {
     console.error('reply failed after it began:', err);
   });
   app.use(front(() => port, options.accessLog ?? false));
-  // A studio's origin (decisions §10): /_backlot/api/v1/* is this API as that studio
+  // A studio's origin (docs/api.md "The studio origin"): /_backlot/api/v1/* is this API as that studio
   // (its runtime token, whatever Authorization the page sent); /api/v1/* is this API
   // with the caller's own token, as on the service's origin; everything else is the
   // studio's own server.
@@ -438,7 +438,7 @@ function buildService(options: ServiceOptions): Service {
       const g = guard;
       server = null;
       const closed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : null;
-      // Running runner jobs are cancelled (partial output removed) and event streams (jobs', the editor's) end (decisions §1).
+      // Running runner jobs are cancelled (partial output removed) and event streams (jobs', the editor's) end (docs/api.md "The runner (lifecycle jobs)").
       // Probes (and later exports) still running: their process groups end, and none starts any more.
       // Both wait out the same grace, side by side, so the stop stays within its 5 s.
       editor.close();
@@ -505,7 +505,7 @@ function front(port: () => number, accessLog: boolean) {
   };
 }
 
-/** The prefix under which a studio's origin reaches this API as that studio (decisions §10 `{proxy_prefix}`). */
+/** The prefix under which a studio's origin reaches this API as that studio (docs/api.md "The studio origin"). */
 export const BACKLOT_PREFIX = '/_backlot';
 
 function sourceOf(ctx: Context) {

@@ -4,7 +4,7 @@ import { judge, opTable, report, runSoak, type SoakBounds } from '../bench/soak'
 import { requireFfmpeg } from './helpers/media';
 
 /**
- * The soak's 60 s version (issue 17 item 6; the 30-minute run is `npm run bench -- soak`,
+ * The soak's 60 s version (the 30-minute run is `npm run bench -- soak`,
  * bench/README.md). The same driver as the bench: `bin/backlot serve` in a child that
  * reports its RSS, heap, descriptors and event-loop delay each second; mixed traffic
  * (KV, records, uploads, gallery create and search, sessions, task jobs and their logs)

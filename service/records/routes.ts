@@ -20,7 +20,7 @@ import type { RecordRow, RecordsStore } from './store';
  */
 export function recordRoutes(deps: { records: RecordsStore; reads: RecordReads; cursors: CursorCodec }): Route[] {
   const { records, reads, cursors } = deps;
-  // 404 before the body or If-Match is looked at (decisions §11); reads no document.
+  // 404 before the body or If-Match is looked at (docs/api.md "Order of checks"); reads no document.
   const live = ({ params, principal }: { params: { collection: string; id: string }; principal: Principal }) => {
     if (!isUlid(params.id)) throw ApiError.notFound('The record');
     records.requireLive(principal.studioId, params.collection, params.id);
@@ -44,7 +44,7 @@ export function recordRoutes(deps: { records: RecordsStore; reads: RecordReads; 
         const clauses = parseWhere(texts);
         const order = parseOrder(query.order);
         const limit = query.limit ?? DEFAULT_LIMIT;
-        // A cursor is bound to the studio, the collection, the where clauses and the order (decisions §11).
+        // A cursor is bound to the studio, the collection, the where clauses and the order (docs/api.md "Pages").
         const binding = `records\n${principal.studioId}\n${params.collection}\n${JSON.stringify(texts)}\n${query.order ?? DEFAULT_ORDER_TEXT}`;
         const after = query.cursor ? toPosition(order, cursors.decode(binding, query.cursor)) : null;
         // A query may scan the whole collection: it runs on a read worker (docs/api.md §Where reads run),

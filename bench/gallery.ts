@@ -17,7 +17,7 @@ import { rng } from '../test/helpers/prng';
 import { backlot, BACKLOT, fmt, httpClient, httpFloorRow, table, timeRuns, type Client } from './common';
 
 /**
- * The gallery at scale (issue 5, deliver 7; bench/README.md). 1,000,000 items
+ * The gallery at scale (bench/README.md "gallery"). 1,000,000 items
  * seeded through the store in this process before the server starts: 890,000
  * plain items (prompts of 12 words from a Zipf-distributed vocabulary, 1-3 of
  * 60 tags), a chain 10,000 generations deep (each item takes the previous

@@ -12,7 +12,7 @@ import { startServer, type ChildServer } from './harness';
 import { backlot, BACKLOT, fmt, httpClient, httpFloorRow, pct, table, timeRuns, type Client } from './common';
 
 /**
- * Records at scale (issue 3, deliver 6; bench/README.md). One collection of
+ * Records at scale (bench/README.md "records"). One collection of
  * 1,000,000 records of six fields, seeded through the store in this process
  * (the server is not running yet), indexes declared on `qty`, `price` and
  * `grp`; then `bin/backlot serve` in a child process. Each query's latency over

@@ -15,7 +15,7 @@ import type { ServiceSample } from './soak-service';
 import { rng } from '../test/helpers/prng';
 
 /**
- * Soak (issue 17 item 6; bench/README.md "soak"): mixed traffic at a fixed, open-loop
+ * Soak (bench/README.md "soak"): mixed traffic at a fixed, open-loop
  * rate against `bin/backlot serve` (run by soak-service.ts, which reports the service's
  * RSS, heap, open descriptors and event-loop delay every second over IPC), for a long
  * time, then a judgement: no error of any kind, and no growth past the bounds after the

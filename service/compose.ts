@@ -167,7 +167,7 @@ export function composeDomains(config: ServiceConfig, options: ComposeOptions, s
      * Running runner jobs are cancelled (partial output removed) and event streams (jobs',
      * the editor's) end; probes and exports still running end with their process groups, and
      * none starts any more. Both wait out the same grace, side by side, so the stop stays
-     * within its 5 s (docs/api.md "Media tools (ffmpeg, ffprobe)").
+     * within its 5 s (docs/api.md "The runner (lifecycle jobs)", "Media tools (ffmpeg, ffprobe)").
      */
     async stop(): Promise<void> {
       editor.close();

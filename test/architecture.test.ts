@@ -5,8 +5,8 @@ import { describe, test } from 'node:test';
 import ts from 'typescript';
 
 /**
- * Dependency direction, checked (style.md practice 1; VS Code enforces its
- * layers the same way). The scan reads the TypeScript sources, not dist/.
+ * Dependency direction, checked (docs/design.md "Layers: dependencies point
+ * down, checked by a test"; VS Code enforces its layers the same way). The scan reads the TypeScript sources, not dist/.
  *
  * - service/core and service/db import no domain (any other folder directly
  *   under service/, media included) and neither service/app nor service/admin.

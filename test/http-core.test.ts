@@ -7,8 +7,8 @@ import { send } from './helpers/http';
 import { assertError, runScenarios, type ScenarioEnv } from './helpers/scenario';
 
 /**
- * What every endpoint shares (interface.md §Conventions, §Authentication;
- * decisions §2): Host and Origin first, then the token, then the capability,
+ * What every endpoint shares (docs/api.md "Order of checks", "Host and
+ * Origin", "Errors"): Host and Origin first, then the token, then the capability,
  * unknown paths 404, body limits, the error body, no-store.
  */
 

@@ -4,7 +4,7 @@ import { startService, type TestService } from './helpers/service';
 import { client, send } from './helpers/http';
 import { assertError, runScenarios, type ScenarioEnv } from './helpers/scenario';
 
-/** Key-value: interface.md §Key-value, decisions §2, §3, §11. */
+/** Key-value (docs/api.md "Key-value"). */
 
 let svc: TestService;
 const env: ScenarioEnv = { port: 0, tokens: {} };

@@ -4,7 +4,7 @@ import { MAX_DEPTH, textNestedDeeperThan } from './document';
 import { ApiError } from './errors';
 
 /**
- * Reads a JSON request body with a byte limit (decisions §2): 413 `too_large`
+ * Reads a JSON request body with a byte limit (docs/api.md "Limits and defaults"): 413 `too_large`
  * with `details.limit` from Content-Length before reading, or while streaming;
  * 400 `bad_request` for malformed JSON or a content type that is not JSON;
  * a body nested deeper than documents may be is found in one pass over the

@@ -3,7 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /**
- * The service's connection limits (issue 17): a client, with or without a
+ * The service's connection limits (docs/api.md "Connections and limits"): a client, with or without a
  * token, must not be able to hold the service's sockets (and so its open
  * files) by connecting and never finishing, nor reset a client whose body was
  * refused. What is bounded, and how:

@@ -3,7 +3,7 @@ import { ApiError } from './errors';
 
 /**
  * Etags are opaque: 12 random bytes, base64url (16 characters). The body member `etag` is the
- * bare value; the `ETag` header carries it quoted (decisions §2).
+ * bare value; the `ETag` header carries it quoted (docs/api.md "Etags and If-Match").
  */
 export function newEtag(): string {
   if (pooled + 12 > pool.length) {

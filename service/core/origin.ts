@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from './errors';
 
 /**
- * The one allow-list predicate for Host and Origin (decisions §2), applied
+ * The one allow-list predicate for Host and Origin (docs/api.md "Host and Origin"), applied
  * before any routing. It defends against DNS rebinding (a Host that is not a
  * loopback name of this port) and cross-site requests (an Origin that is not
  * the service or a studio page). `Origin == Host` is never taken as proof: a

@@ -7,7 +7,7 @@
 /** The data API and the launcher's side. */
 export const API_PREFIX = '/api/v1';
 
-/** Under which a studio's origin reaches this API as that studio (docs/api.md "Base URL, transport"). */
+/** Under which a studio's origin reaches this API as that studio (docs/api.md "The studio origin"). */
 export const BACKLOT_PREFIX = '/_backlot';
 
 /** `prefix` itself or anything under it. */

@@ -12,7 +12,7 @@ import { parseIfMatch, quoteEtag, type IfMatch } from './etag';
  * gives, and a handler. The same table registers the router and generates the
  * OpenAPI document, so the reference cannot drift from the code.
  *
- * Order of checks (decisions §2, §11): the capability, then params and query
+ * Order of checks (docs/api.md "Order of checks"): the capability, then params and query
  * (400), then whether the caller may see the resource (404), then the body
  * (400 / 413), then the handler (404, 409, 422 ...). Host, Origin and the
  * token were checked by the app before routing.
@@ -73,12 +73,12 @@ export interface Route<P = any, Q = any, B = any, V = any> {
   /**
    * For operations on an existing resource: throws 404 when the caller may not
    * see it. Runs before the body is read, because something the caller may not
-   * see is 404 before any other answer about it (decisions §11).
+   * see is 404 before any other answer about it (docs/api.md "Order of checks").
    */
   visible?: (input: { params: P; principal: Principal }) => V;
   body?: ZodType<B>;
   /**
-   * The body is or wraps a stored document (decisions §2): a body nested past the
+   * The body is or wraps a stored document (docs/api.md "Documents"): a body nested past the
    * documents' depth is 400 `invalid_document`. On other routes it is a malformed
    * body, 400 `bad_request`. Either way it is refused before the parse (core/body.ts).
    */
@@ -139,7 +139,7 @@ export function actingPrincipal(studioId: string, capabilities: readonly string[
 /** What a launcher-side mirror of a studio route acts as, and what it changes of the original. */
 export interface LauncherMirror<P, Q> {
   /**
-   * The studio the route acts as (decisions §10 "acting as the owning studio"):
+   * The studio the route acts as (docs/api.md "Launcher-side reads and edits"):
    * the owner of the resource the params name, or a reader of every studio
    * (`gallery.read_all`). Throws 404 when the launcher may not reach it. Runs
    * where `visible` runs: after params and query, before any body is read.

@@ -1,4 +1,4 @@
-/** RFC 3339 UTC with milliseconds, e.g. 2026-11-22T10:01:24.123Z (decisions §2). */
+/** RFC 3339 UTC with milliseconds, e.g. 2026-11-22T10:01:24.123Z. */
 export function nowIso(): string {
   const now = Date.now();
   // Formatted once per millisecond: a busy server asks many times within one.

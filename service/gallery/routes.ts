@@ -18,7 +18,7 @@ import type { GalleryStore, Viewer } from './store';
  *   GET    /gallery/items/{id}/lineage    upstream: the items that made its inputs, recursively
  *   GET    /assets/{id}/lineage           downstream: the items made from the asset, recursively
  *
- * The launcher's side (decisions §10), the same handlers as a reader of every studio's items:
+ * The launcher's side (docs/api.md "Launcher-side reads and edits"), the same handlers as a reader of every studio's items:
  *   GET    /launcher/gallery/items        every studio's items (`studio` narrows; no `scope`)
  *   GET    /launcher/gallery/items/{id}, /launcher/gallery/items/{id}/lineage
  *   GET    /launcher/assets/{id}/lineage  as the asset's first reader, seeing every studio's items

@@ -7,7 +7,7 @@ import type { Launcher } from '../launcher';
 import type { StudioProxy } from '../proxy';
 
 /**
- * A studio's origin (docs/security.md, Studios): `/_backlot/api/v1/*` is this
+ * A studio's origin (docs/api.md "The studio origin"): `/_backlot/api/v1/*` is this
  * API as that studio (its runtime token, whatever Authorization the page
  * sent); `/api/v1/*` is this API with the caller's own token, as on the
  * service's origin; everything else is the studio's own server. On the

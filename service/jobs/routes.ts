@@ -20,7 +20,7 @@ import { requireTask } from './task';
 export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Route[] {
   const { jobs, cursors } = deps;
   type Input = { params: { id: string }; principal: Principal };
-  // The kind before the state and before the body (decisions §11): 403 `not_a_task`.
+  // The kind before the state and before the body (docs/api.md "Jobs and events"): 403 `not_a_task`.
   const visibleTask = ({ params, principal }: Input) => {
     requireTask(jobs.store.visible(principal.studioId, params.id));
   };

@@ -125,7 +125,7 @@ export function createKvStore(db: Db, studios: StudiosStore) {
 export type KvStore = ReturnType<typeof createKvStore>;
 
 /**
- * Uninstall with purge (decisions §10): the studio's own documents go; keys it
+ * Uninstall with purge (docs/api.md "Uninstall and purge"): the studio's own documents go; keys it
  * wrote in the `shared` namespace stay (they are every studio's). Its usage
  * counter keeps only the shared bytes it still answers for. Inside the
  * caller's transaction.

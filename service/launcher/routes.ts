@@ -9,7 +9,7 @@ import { jobListQuery, jobParams, sourceBody, studio, studioListQuery, studioPag
 import type { InstalledStudio, LauncherStore } from './store';
 
 /**
- * The launcher's side of the API (decisions §10), launcher credential only:
+ * The launcher's side of the API (docs/api.md "Launcher"), launcher credential only:
  *
  *   GET  /launcher/studios                      installed studios, by id
  *   GET  /launcher/studios/{id}                 one studio

@@ -39,7 +39,7 @@ import type { RevisionRow, TimelineRow, TimelineStore, Viewer } from './store';
  *   POST   /timeline/{id}:open           show it on every connected editor page
  *   POST   /timeline:append              one asset at the end of a track
  *
- * The launcher's side (decisions §10; docs/api.md §Launcher "The opened sequence"): the
+ * The launcher's side (docs/api.md "Launcher-side reads and edits", "The opened sequence"): the
  * routes of one sequence mirrored under /launcher/timeline/{id}, the same handlers acting
  * as the sequence's owning studio, for a live sequence that is open on the editor surface
  * (its studio's `:open` reached a page while this service runs): GET, PATCH, /revisions,

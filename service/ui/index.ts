@@ -5,7 +5,7 @@ import type { Context, Next } from 'koa';
 import { requestSource, requireServiceOrigin } from '../core/origin';
 
 /**
- * The pages a person sees (issue 18): the launcher UI at `/` and the editor
+ * The pages a person sees (renderer/README.md): the launcher UI at `/` and the editor
  * surface at `/editor/` are small HTML shells that load one script and one
  * stylesheet built from renderer/ (tools/build-renderer.ts → dist/renderer/),
  * served here under `/ui/`. Only on the service's own origin; no inline code,

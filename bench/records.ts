@@ -9,7 +9,7 @@ import { createRecordsStore, declareIndex } from '../service/records';
 import { compileQuery, type Position } from '../service/records/compile';
 import { parseOrder, parseWhere } from '../service/records/filter';
 import { startServer, type ChildServer } from './harness';
-import { backlot, BACKLOT, fmt, httpClient, pct, table, timeRuns, type Client } from './common';
+import { backlot, BACKLOT, fmt, httpClient, httpFloorRow, pct, table, timeRuns, type Client } from './common';
 
 /**
  * Records at scale (bench/README.md "records"). One collection of
@@ -97,15 +97,7 @@ export async function runRecordsBench(): Promise<void> {
       rows.push([q.name, `${count ?? viaHttp.count}`, fmt(viaHttp.p50), fmt(viaHttp.p99), fmt(viaSql.p50), fmt(viaSql.p99), `${ratio.toFixed(1)}x`, q.target ?? '']);
     }
     // The floor of any answer over HTTP here: a bare Koa app sending the indexed eq reply's bytes from memory.
-    const reply = (await http()('GET', queryPath(QUERIES[0]!, null))).text;
-    const bare = await startServer('bare server', [join(__dirname, 'bare-server.js'), reply]);
-    try {
-      const bareHttp = httpClient(bare.url, token, connection());
-      const floor = await timeRuns(2000, () => bareHttp('GET', '/'));
-      rows.push([`bare Koa, same ${Buffer.byteLength(reply)}-byte reply (HTTP floor)`, '', fmt(floor.p50), fmt(floor.p99), '', '', '', '']);
-    } finally {
-      await bare.stop();
-    }
+    rows.push(await httpFloorRow((await http()('GET', queryPath(QUERIES[0]!, null))).text, token, connection()));
     console.log(table(['query (HTTP vs the same SQL on better-sqlite3)', 'rows', 'HTTP p50 ms', 'HTTP p99 ms', 'SQL p50 ms', 'SQL p99 ms', 'HTTP/SQL', 'target'], rows));
 
     const inserts = await insertRate(httpClient(server.url, token, connection(INSERT_CONNECTIONS)));

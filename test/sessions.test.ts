@@ -331,6 +331,7 @@ describe('GET /sessions', () => {
     { name: 'limit=-1: 400', path: '/sessions?limit=-1', as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
     { name: 'limit=1.5: 400', path: '/sessions?limit=1.5', as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
     { name: 'garbage cursor: 400 bad_cursor', path: '/sessions?cursor=garbage', as: 'alpha', expectStatus: 400, expectCode: 'bad_cursor' },
+    { name: 'empty cursor: 400 bad_cursor, as on every list', path: '/sessions?cursor=', as: 'alpha', expectStatus: 400, expectCode: 'bad_cursor' },
     { name: 'dotted garbage cursor: 400 bad_cursor', path: '/sessions?cursor=abc.def', as: 'alpha', expectStatus: 400, expectCode: 'bad_cursor' },
   ]);
 

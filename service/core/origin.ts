@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from './errors';
 
 /**
@@ -45,6 +46,15 @@ export interface RequestSource {
   host: string | undefined;
   origin: string | undefined;
   secFetchSite: string | undefined;
+}
+
+/** The headers the checks read, as a request (or an upgrade) carries them; empty ones count as absent. */
+export function requestSource(h: IncomingHttpHeaders): RequestSource {
+  return { host: h.host || undefined, origin: one(h.origin), secFetchSite: one(h['sec-fetch-site']) };
+}
+
+function one(value: string | string[] | undefined): string | undefined {
+  return (Array.isArray(value) ? value[0] : value) || undefined;
 }
 
 /**

@@ -72,6 +72,13 @@ export function createKvStore(db: Db, studios: StudiosStore) {
     return row;
   }
 
+  // Made once, like the statements: a transaction function per call costs as much as a statement.
+  const putTx = db.transaction((at: KvAddress, writer: string, ifMatch: IfMatch, text: string, size: number): KvRow => {
+    const current = stmts.get.get(at.scope, at.ns, at.key);
+    checkIfMatch(ifMatch, current?.etag ?? null);
+    return write(at, writer, current, text, size);
+  });
+
   return {
     get(at: KvAddress): KvRow | null {
       return stmts.get.get(at.scope, at.ns, at.key) ?? null;
@@ -85,13 +92,7 @@ export function createKvStore(db: Db, studios: StudiosStore) {
     put(at: KvAddress, writer: string, doc: Json, ifMatch: IfMatch): KvRow {
       // A bad document is 400 before any 409, and is serialised outside the write lock.
       const { text, size } = documentText(requireDocument(doc, 'The document'));
-      return db
-        .transaction(() => {
-          const current = stmts.get.get(at.scope, at.ns, at.key);
-          checkIfMatch(ifMatch, current?.etag ?? null);
-          return write(at, writer, current, text, size);
-        })
-        .immediate();
+      return putTx.immediate(at, writer, ifMatch, text, size);
     },
 
     patch(at: KvAddress, writer: string, patch: Json, ifMatch: IfMatch): KvRow {

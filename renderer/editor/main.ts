@@ -1,6 +1,7 @@
 import { dispatch } from './actions/commands';
 import { connect } from './actions/live';
 import { ports, requestRender, setRenderer, state, type Part } from './state';
+import { drawBrowser, wireBrowser } from './views/browser';
 import { drawExports, drawPlan, wireExport } from './views/export';
 import { drawInspector } from './views/inspector';
 import { buildPage, drawConnection, drawHead, drawStatus } from './views/layout';
@@ -36,6 +37,7 @@ function render(parts: ReadonlySet<Part>): void {
   if (parts.has('exports')) drawExports();
   if (parts.has('status')) drawStatus();
   if (parts.has('connection')) drawConnection();
+  if (parts.has('browser')) drawBrowser();
 }
 
 setRenderer(render);
@@ -46,6 +48,8 @@ wireToolbar();
 wireTimeline();
 wireViewer();
 wireExport();
+wireBrowser();
+requestRender('browser');
 window.addEventListener('resize', () => {
   if (state.tl) requestRender('timeline');
 });

@@ -36,6 +36,17 @@ export interface State {
   /** The alert under it, with a list of reasons, or null. */
   problem: { text: string; details: string[] } | null;
   connection: { state: 'connecting' | 'connected' | 'disconnected'; text: string };
+  /** The sequence browser: every studio's sequences (GET /launcher/timelines), searched by name and studio. */
+  browser: {
+    shown: boolean;
+    q: string;
+    studio: string;
+    studios: string[];
+    items: Timeline[];
+    next: string | null;
+    loading: boolean;
+    error: string | null;
+  };
 }
 
 export const state: State = {
@@ -58,10 +69,11 @@ export const state: State = {
   status: { text: '', notice: false },
   problem: null,
   connection: { state: 'connecting', text: 'Connecting…' },
+  browser: { shown: true, q: '', studio: '', studios: [], items: [], next: null, loading: false, error: null },
 };
 
 /** What a render may redraw; each view draws its own parts. */
-export type Part = 'head' | 'timeline' | 'playhead' | 'selection' | 'inspector' | 'viewer' | 'revisions' | 'plan' | 'exports' | 'status' | 'connection' | 'toolbar';
+export type Part = 'head' | 'timeline' | 'playhead' | 'selection' | 'inspector' | 'viewer' | 'revisions' | 'plan' | 'exports' | 'status' | 'connection' | 'toolbar' | 'browser';
 
 const dirty = new Set<Part>();
 let scheduled = false;

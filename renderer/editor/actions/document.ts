@@ -6,6 +6,7 @@ import { base, clipReasons, failureText } from '../read';
 import { ports, renderNow, requestRender, state } from '../state';
 import type { AssetInfo, Plan, Preset, Revision, Timeline } from '../types';
 import { say, showProblem } from './notice';
+import { noteOpened } from './sequences';
 import { setPlayhead } from './transport';
 
 /** Opening a sequence and reading what goes with it: revisions, the export plan, exports, asset kinds and titles. */
@@ -19,6 +20,9 @@ export async function open(next: Timeline, studioId: string): Promise<void> {
     ports.player.pause();
   }
   showProblem(null);
+  noteOpened(next.id);
+  if (fresh) state.browser.shown = false;
+  requestRender('browser');
   adopt(next, next.revision);
   // The surface is shown before the zoom is fitted to its width.
   renderNow();

@@ -4,15 +4,24 @@ import { EventStream } from '../../lib/sse';
 import { requestRender, state } from '../state';
 import type { Timeline } from '../types';
 import { loadExports, open } from './document';
+import { addressedId, followAddress, loadSequences, loadStudios } from './sequences';
 import { jobChanged } from './exports';
 
 /** The page's live channels: /editor/events (which sequence to show) and the launcher's job events (export progress). */
 export function connect(): void {
   const events = new EventStream('/editor/events');
+  let first = true;
   events.addEventListener('hello', () => {
     state.connection = { state: 'connected', text: 'Connected' };
     requestRender('connection');
+    // Once connected (an :open reaches only connected pages): what the address names, and the list to choose from.
+    if (!first) return;
+    first = false;
+    if (addressedId()) followAddress();
+    void loadSequences();
+    void loadStudios();
   });
+  window.addEventListener('hashchange', followAddress);
   // The channel's `open` event shares its name with EventSource's own (connected, no data): only one with data is a sequence.
   events.addEventListener('open', (e) => {
     const raw = (e as MessageEvent<string>).data;

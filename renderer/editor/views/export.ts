@@ -113,7 +113,7 @@ export function drawExports(): void {
         { class: 'export-meta' },
         h('span', { class: `state state-${job.state}` }, asked && !finished ? 'cancelling' : job.state),
         !finished && pct !== null ? h('span', { class: 'muted' }, `${pct}%`) : null,
-        job.state === 'succeeded' && job.data?.item_id ? h('a', { href: `/#gallery/${job.data.item_id}`, class: 'gallery-link' }, 'Open in the gallery') : null,
+        job.state === 'succeeded' && job.data?.item_id ? h('a', { href: `/#gallery/${job.data.item_id}`, class: 'gallery-link', target: '_blank', rel: 'noopener' }, 'Open in the gallery') : null,
         job.state === 'succeeded' && job.data?.asset_id ? playLink(job.data.asset_id) : null,
         job.last_error ? h('span', { class: 'error' }, job.last_error) : null,
         cancel,

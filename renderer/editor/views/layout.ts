@@ -1,5 +1,6 @@
 import { h, replace } from '../../lib/dom';
 import { tc, totalFrames, view } from '../read';
+import { browserPanel, browserToggle } from './browser';
 import { exportPanel } from './export';
 import { inspector } from './inspector';
 import { revisionList } from './revisions';
@@ -12,7 +13,7 @@ import { viewerPanel } from './viewer';
 const connection = h('span', { class: 'connection muted', role: 'status' }, 'Connecting…');
 const statusLine = h('p', { id: 'editor-status', class: 'status-line', role: 'status', 'aria-live': 'polite' });
 const problem = h('div', { class: 'problem', role: 'alert', hidden: true });
-const waiting = h('p', { class: 'waiting' }, 'Waiting for a studio to open a sequence here. A studio shows one with POST /timeline/{id}:open while this page is connected.');
+const waiting = h('p', { class: 'waiting' }, 'No sequence is open. Choose one below, or a studio shows one here with POST /timeline/{id}:open while this page is connected.');
 const surface = h('main', { class: 'surface', hidden: true, 'aria-labelledby': 'seq-title' });
 const title = h('h2', { id: 'seq-title' });
 const meta = h('p', { class: 'muted meta' });
@@ -32,7 +33,7 @@ export function buildPage(root: HTMLElement): void {
       h('section', { class: 'panel', 'aria-labelledby': 'revisions-title' }, h('h3', { id: 'revisions-title' }, 'Revisions'), revisionList),
     ),
   );
-  replace(root, h('header', { class: 'top' }, h('h1', {}, 'Backlot editor'), connection), statusLine, problem, waiting, surface);
+  replace(root, h('header', { class: 'top' }, h('h1', {}, 'Backlot editor'), connection, browserToggle), statusLine, problem, waiting, browserPanel, surface);
 }
 
 export function drawHead(): void {

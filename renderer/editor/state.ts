@@ -1,6 +1,6 @@
 import type { Job } from '../lib/job';
 import { frameRate, type Rate } from './frames';
-import type { AssetInfo, Plan, Preset, Revision, Selection, Timeline } from './types';
+import type { AssetInfo, Clip, Plan, Preset, Revision, Selection, Timeline } from './types';
 
 /**
  * The editor page's one state object (docs/design.md, "The editor page is
@@ -17,7 +17,17 @@ export interface State {
   contentRevision: number;
   zoom: number; // index into ZOOMS
   playhead: number; // frames
+  /** The clip the inspector shows (the last one clicked), one of `selected`. */
   selection: Selection;
+  /** Every selected clip, as "track:index". */
+  selected: Set<string>;
+  /** This page's own edits, newest last, to undo; and the ones undone, to redo. */
+  undo: OwnEdit[];
+  redo: OwnEdit[];
+  /** In and out marks (frames), or null. */
+  marks: { in: number | null; out: number | null };
+  /** The J/K/L shuttle's speed (times normal; negative backwards; 0 stopped). */
+  shuttle: number;
   snapping: boolean;
   saving: boolean;
   revisions: Revision[];
@@ -56,6 +66,11 @@ export const state: State = {
   zoom: 4,
   playhead: 0,
   selection: null,
+  selected: new Set(),
+  undo: [],
+  redo: [],
+  marks: { in: null, out: null },
+  shuttle: 0,
   snapping: true,
   saving: false,
   revisions: [],
@@ -72,8 +87,15 @@ export const state: State = {
   browser: { shown: true, q: '', studio: '', studios: [], items: [], next: null, loading: false, error: null },
 };
 
+/** One edit made on this page: the tracks before and after it, and what it did in words. */
+export interface OwnEdit {
+  before: Record<string, Clip[]>;
+  after: Record<string, Clip[]>;
+  description: string;
+}
+
 /** What a render may redraw; each view draws its own parts. */
-export type Part = 'head' | 'timeline' | 'playhead' | 'selection' | 'inspector' | 'viewer' | 'revisions' | 'plan' | 'exports' | 'status' | 'connection' | 'toolbar' | 'browser';
+export type Part = 'head' | 'timeline' | 'playhead' | 'selection' | 'inspector' | 'viewer' | 'revisions' | 'plan' | 'exports' | 'status' | 'connection' | 'toolbar' | 'browser' | 'marks' | 'bin';
 
 const dirty = new Set<Part>();
 let scheduled = false;

@@ -17,6 +17,8 @@ export interface Timeline {
   target: { fps: number; width: number; height: number; sample_rate: number };
   tracks: Record<string, Clip[]>;
   updated_at: string;
+  /** What the write that made this revision changed, in words (null when its writer gave none). */
+  description?: string | null;
 }
 
 export interface Revision {
@@ -24,6 +26,7 @@ export interface Revision {
   name: string;
   tracks: Record<string, Clip[]>;
   created_at: string;
+  description?: string | null;
 }
 
 export interface PlanClip {

@@ -1,6 +1,7 @@
 import { dispatch } from './actions/commands';
 import { connect } from './actions/live';
 import { ports, requestRender, setRenderer, state, type Part } from './state';
+import { drawBin } from './views/bin';
 import { drawBrowser, wireBrowser } from './views/browser';
 import { drawExports, drawPlan, wireExport } from './views/export';
 import { drawInspector } from './views/inspector';
@@ -39,6 +40,7 @@ function render(parts: ReadonlySet<Part>): void {
   if (parts.has('status')) drawStatus();
   if (parts.has('connection')) drawConnection();
   if (parts.has('browser')) drawBrowser();
+  if (parts.has('bin')) drawBin();
 }
 
 setRenderer(render);

@@ -24,6 +24,8 @@ export interface State {
   /** This page's own edits, newest last, to undo; and the ones undone, to redo. */
   undo: OwnEdit[];
   redo: OwnEdit[];
+  /** The revision this page's last write made: a newer one was written elsewhere. */
+  ownRevision: number;
   /** In and out marks (frames), or null. */
   marks: { in: number | null; out: number | null };
   /** The J/K/L shuttle's speed (times normal; negative backwards; 0 stopped). */
@@ -46,6 +48,8 @@ export interface State {
   /** The alert under it, with a list of reasons, or null. */
   problem: { text: string; details: string[] } | null;
   connection: { state: 'connecting' | 'connected' | 'disconnected'; text: string };
+  /** The media bin: the owning studio's gallery items, each with its length in frames once known. */
+  bin: { studio: string | null; items: BinItem[]; loading: boolean; error: string | null };
   /** The sequence browser: every studio's sequences (GET /launcher/timelines), searched by name and studio. */
   browser: {
     shown: boolean;
@@ -69,6 +73,7 @@ export const state: State = {
   selected: new Set(),
   undo: [],
   redo: [],
+  ownRevision: 0,
   marks: { in: null, out: null },
   shuttle: 0,
   snapping: true,
@@ -84,8 +89,17 @@ export const state: State = {
   status: { text: '', notice: false },
   problem: null,
   connection: { state: 'connecting', text: 'Connecting…' },
+  bin: { studio: null, items: [], loading: false, error: null },
   browser: { shown: true, q: '', studio: '', studios: [], items: [], next: null, loading: false, error: null },
 };
+
+/** A media bin entry: a gallery item's asset, its kind, title and length (frames; null until measured). */
+export interface BinItem {
+  asset_id: string;
+  kind: string;
+  title: string;
+  length: number | null;
+}
 
 /** One edit made on this page: the tracks before and after it, and what it did in words. */
 export interface OwnEdit {

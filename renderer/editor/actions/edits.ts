@@ -161,6 +161,7 @@ async function commit(ft: FTracks, what: string, follow: Place[], as: 'edit' | '
       contentType: 'application/merge-patch+json',
     });
     adopt(next, next.revision);
+    state.ownRevision = next.revision;
     const edit: OwnEdit = { before, after: next.tracks, description: what };
     if (as === 'edit') {
       state.undo.push(edit);
@@ -433,13 +434,16 @@ async function replay(kind: 'undo' | 'redo'): Promise<void> {
       say(`Not ${kind === 'undo' ? 'undone' : 'redone'}: ${edit.description}. ${rebased.conflict} was changed elsewhere since, and ${kind === 'undo' ? 'undoing' : 'redoing'} would change that too. Edit it by hand, or restore a revision from the list.`, true);
       return;
     }
-    const elsewhere = Object.keys({ ...current, ...from }).some((n) => !sameClips(current[n] ?? [], from[n] ?? []));
+    const elsewhere = state.tl.revision !== state.ownRevision;
     const what = `${Word}: ${edit.description}`;
     const revisionBefore = state.tl.revision;
     const ok = await commit(frameTracks(rebased.tracks), what, [], kind);
     if (ok) {
       stack.pop();
-      (kind === 'undo' ? state.redo : state.undo).push({ before: from, after: state.tl.tracks, description: edit.description });
+      // Kept the way the edit goes (before → after), whichever list it moves to.
+      const now = state.tl.tracks;
+      if (kind === 'undo') state.redo.push({ before: now, after: from, description: edit.description });
+      else state.undo.push({ before: from, after: now, description: edit.description });
       if (elsewhere) say(`${what}. Applied on top of the change made elsewhere (kept): saved revision ${state.tl.revision}.`, true);
       requestRender('toolbar');
       return;
@@ -459,6 +463,7 @@ export async function revert(to: number, what: string): Promise<void> {
     const before = state.tl.tracks;
     const next = await call<Timeline>(`${base()}:revert`, { method: 'POST', body: { revision: to }, ifMatch: `"${state.tl.revision}"` });
     adopt(next, to);
+    state.ownRevision = next.revision;
     state.undo.push({ before, after: next.tracks, description: what });
     state.redo = [];
     select(null);

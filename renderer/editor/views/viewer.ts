@@ -25,14 +25,14 @@ export const viewerPanel = h(
   viewerCaption,
 );
 
-let playing: { track: string; clip: Clip } | null = null;
+let playing: { track: string; clip: Clip; to: number | null } | null = null;
 
 export const player: Player = {
-  play(from) {
+  play(from, to) {
     const hit = clipAt(from);
     if (!hit) return;
     showUnderPlayhead();
-    playing = hit;
+    playing = { ...hit, to: to ?? null };
     video.play().catch((err: unknown) => {
       playing = null;
       say(`Could not play: ${String(err)}`);
@@ -118,7 +118,8 @@ export function wireViewer(): void {
     if (!playing) return;
     const into = video.currentTime - playing.clip.in;
     const f = frames(playing.clip.start) + secondsToFrames(into, view.rate);
-    const end = frames(playing.clip.start) + frames(playing.clip.duration);
+    const clipEnd = frames(playing.clip.start) + frames(playing.clip.duration);
+    const end = playing.to === null ? clipEnd : Math.min(clipEnd, playing.to);
     if (f >= end) {
       video.pause();
       setPlayhead(end - 1);

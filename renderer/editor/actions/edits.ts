@@ -317,8 +317,10 @@ export function splitAtPlayhead(): void {
   if (!state.tl) return;
   const at = state.playhead;
   const ft = frameTracks();
+  // The selected clips the playhead crosses; when it crosses none of them, every clip it crosses.
   const chosen = selectedByTrack();
-  const useAll = chosen.size === 0;
+  const crossed = [...chosen].some(([name, set]) => [...set].some((i) => splitSpan(ft[name]![i]!, at) !== null));
+  const useAll = !crossed;
   const names: string[] = [];
   const follow: Place[] = [];
   for (const [name, clips] of Object.entries(ft)) {
@@ -335,7 +337,7 @@ export function splitAtPlayhead(): void {
     ft[name] = next;
   }
   if (names.length === 0) {
-    say(`Nothing to split at ${tc(at)}: no ${useAll ? '' : 'selected '}clip runs across the playhead.`, true);
+    say(`Nothing to split at ${tc(at)}: no clip runs across the playhead.`, true);
     return;
   }
   void commit(ft, names.length === 1 ? `Split ${names[0]} at ${tc(at)}` : `Split ${names.length} clips at ${tc(at)}`, follow);

@@ -29,6 +29,7 @@ function measure(item: BinItem): void {
   el.preload = 'metadata';
   el.muted = true;
   const done = () => {
+    measuring.delete(item.asset_id);
     el.removeAttribute('src');
     el.load();
   };

@@ -271,7 +271,16 @@ describe('editing in the editor page', { timeout: 300_000 }, () => {
     assert.deepEqual(now.tracks.A1, [['tone', 5, 0, 25]]);
     // Drag Test card from the bin onto V1 near its start: V1 is taken there, so it lands after the clip.
     await page.waitForFunction(() => document.querySelector('li[data-asset] .bin-title')?.textContent !== null && Array.from(document.querySelectorAll('li.bin-item')).every((li) => li.getAttribute('draggable') === 'true'));
-    await bin.locator('li', { hasText: 'Test card' }).dragTo(page.locator('.lane[data-track="V1"]'), { targetPosition: { x: 10, y: 20 } });
+    // The browser's drag and drop, with one DataTransfer from the bin item's dragstart to the lane's drop.
+    const laneBox = (await page.locator('.lane[data-track="V1"]').boundingBox())!;
+    await page.evaluate(({ x, y }) => {
+      const dt = new DataTransfer();
+      const item = Array.from(document.querySelectorAll('li.bin-item')).find((li) => li.textContent!.includes('Test card'))!;
+      item.dispatchEvent(new DragEvent('dragstart', { bubbles: true, dataTransfer: dt }));
+      const target = document.elementFromPoint(x, y)!;
+      target.dispatchEvent(new DragEvent('dragover', { bubbles: true, cancelable: true, dataTransfer: dt, clientX: x, clientY: y }));
+      target.dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt, clientX: x, clientY: y }));
+    }, { x: laneBox.x + 10, y: laneBox.y + laneBox.height / 2 });
     await saved(++rev);
     now = await layout();
     assert.deepEqual(now.tracks.V1, [['card', 0, 0, 50], ['card', 50, 0, 50]]);
@@ -280,7 +289,8 @@ describe('editing in the editor page', { timeout: 300_000 }, () => {
 
   test('undo is refused when the same track was changed elsewhere since, and says so; nothing is written', async () => {
     const t = await current();
-    const v1 = t.tracks.V1.slice(0, 1);
+    // The studio keeps only the clip the page's last edit added: V1 is neither as before nor as after that edit.
+    const v1 = t.tracks.V1.slice(1);
     assert.equal((await studio.patch(`/timeline/${seq}`, { tracks: { ...t.tracks, V1: v1 } }, { 'Content-Type': MERGE, 'If-Match': `"${t.revision}"` })).status, 200);
     await page.keyboard.press('Control+z');
     // The page's write with the old etag is 409: it reloads, tries again on top, and refuses (V1 was changed).

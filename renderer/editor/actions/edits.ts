@@ -387,7 +387,7 @@ export function setClipTimes(track: string, index: number, c: Clip, typed: { sta
 }
 
 /** A clip from the media bin, dropped on a track at a frame: where it fits nearest (or inserted, rippling the rest). */
-export function addClip(track: string, assetId: string, start: number, length: number, insert: boolean): void {
+export function addClip(track: string, assetId: string, start: number, length: number, insert: boolean, title?: string): void {
   if (!state.tl) return;
   const ft = frameTracks();
   const clips = ft[track] ?? [];
@@ -400,7 +400,7 @@ export function addClip(track: string, assetId: string, start: number, length: n
     at = nearestFit(clips, start, length);
     ft[track] = [...clips, { asset_id: assetId, start: at, in: 0, length }];
   }
-  void commit(ft, `Added ${clipName({ asset_id: assetId })} to ${track} at ${tc(at)}`, [{ track, start: at, asset_id: assetId }]);
+  void commit(ft, `Added ${title ?? clipName({ asset_id: assetId })} to ${track} at ${tc(at)}`, [{ track, start: at, asset_id: assetId }]);
 }
 
 // ---- undo and redo ----------------------------------------------------------------------

@@ -45,7 +45,7 @@ function row(item: BinItem): HTMLElement {
   const ready = item.length !== null;
   const track = item.kind === 'audio' ? 'A1' : 'V1';
   const add = h('button', { type: 'button', disabled: !ready, 'aria-label': `Add ${item.title} to ${track} at the playhead` }, `Add to ${track}`);
-  add.addEventListener('click', () => addClip(track, item.asset_id, view.playhead, item.length!, false));
+  add.addEventListener('click', () => addClip(track, item.asset_id, view.playhead, item.length!, false, item.title));
   const li = h(
     'li',
     { class: `bin-item bin-${item.kind}`, draggable: ready ? 'true' : 'false', 'data-asset': item.asset_id },
@@ -56,7 +56,7 @@ function row(item: BinItem): HTMLElement {
   );
   li.addEventListener('dragstart', (e) => {
     if (!ready || !e.dataTransfer) return;
-    e.dataTransfer.setData(BIN_TYPE, JSON.stringify({ asset_id: item.asset_id, kind: item.kind, length: item.length }));
+    e.dataTransfer.setData(BIN_TYPE, JSON.stringify({ asset_id: item.asset_id, kind: item.kind, length: item.length, title: item.title }));
     e.dataTransfer.effectAllowed = 'copy';
   });
   return li;

@@ -323,13 +323,13 @@ function dropOnLane(e: DragEvent): void {
   if (!lane || !raw) return;
   e.preventDefault();
   lane.classList.remove('drop');
-  const item = JSON.parse(raw) as { asset_id: string; kind: string; length: number };
+  const item = JSON.parse(raw) as { asset_id: string; kind: string; length: number; title?: string };
   const wants = item.kind === 'audio' ? 'A' : 'V';
   if (lane.dataset.track![0] !== wants) {
     say(`${item.kind === 'audio' ? 'Sound goes on an A track' : 'Pictures go on a V track'}: drop it on ${wants}1…${wants}9.`, true);
     return;
   }
-  addClip(lane.dataset.track!, item.asset_id, frameAtX(e.clientX), item.length, e.shiftKey);
+  addClip(lane.dataset.track!, item.asset_id, frameAtX(e.clientX), item.length, e.shiftKey, item.title);
 }
 
 // ---- the viewport: zoom and scroll --------------------------------------------

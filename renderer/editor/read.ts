@@ -3,7 +3,7 @@ import { framesToSeconds, secondsToFrames, timecode, ZOOMS } from './frames';
 import { state, type State } from './state';
 
 // What a view may use of state.ts besides reading: asking for its own redraw, and the ports' shapes.
-export { requestRender, type Part, type Player, type Viewport } from './state';
+export { requestRender, type BinItem, type Part, type Player, type Viewport } from './state';
 import type { Clip } from './types';
 
 /**

@@ -2,8 +2,7 @@ import { h } from '../../lib/dom';
 import { mediaUrl } from '../../lib/media';
 import { measured } from '../actions/bin';
 import { addClip } from '../actions/edits';
-import { tc, view } from '../read';
-import type { BinItem } from '../state';
+import { tc, view, type BinItem } from '../read';
 import { BIN_TYPE } from './timeline';
 
 /** The media bin: the studio's pictures and sound, dragged onto a track (Shift: insert) or added at the playhead. */

@@ -141,13 +141,23 @@ export class DiskPanel {
         note ? h('p', { class: 'problem', role: 'alert' }, note) : null,
         h(
           'p',
-          {},
-          `${bytes(p.bytes)} are freed: the files of ${plural(p.assets.length, 'asset')} no gallery item, item input or sequence uses any more`,
-          p.items.length > 0 ? `, and ${plural(p.items.length, 'deleted gallery item')} holding them go for good` : '',
-          '. Studios that had them get 410 for them afterwards; this cannot be undone.',
+          { class: 'reclaim-summary' },
+          `This frees ${bytes(p.bytes)}: ${plural(p.assets.length, 'stored file')} that no gallery item and no sequence uses any more`,
+          p.items.length > 0 ? `, and ${plural(p.items.length, 'deleted gallery item')} that still held them` : '',
+          '.',
         ),
-        h('ul', { class: 'ids', 'aria-label': 'Assets that go' }, ...ids.map((id) => h('li', {}, h('code', {}, id)))),
-        p.assets.length > LIST_MAX ? h('p', { class: 'muted' }, `and ${p.assets.length - LIST_MAX} more`) : null,
+        h(
+          'p',
+          {},
+          'A studio that made or was given one of these files can no longer open it afterwards (it shows as missing there). This cannot be undone; uploading the same file again brings it back.',
+        ),
+        h(
+          'details',
+          { class: 'reclaim-ids' },
+          h('summary', {}, 'Technical details (file ids)'),
+          h('ul', { class: 'ids', 'aria-label': 'Assets that go' }, ...ids.map((id) => h('li', {}, h('code', {}, id)))),
+          p.assets.length > LIST_MAX ? h('p', { class: 'muted' }, `and ${p.assets.length - LIST_MAX} more`) : null,
+        ),
       );
     };
     show(preview, null);
@@ -174,7 +184,7 @@ export class DiskPanel {
           }
           show(d, 'What can be reclaimed changed since the preview. This is the set now: confirm again to reclaim it.');
         } else {
-          show(current, err instanceof ApiFailure ? `${err.message} (${err.code})` : String(err));
+          show(current, err instanceof ApiFailure ? `${err.message} (details: ${err.code})` : String(err));
         }
       } finally {
         go.disabled = false;

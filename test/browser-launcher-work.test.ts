@@ -202,7 +202,7 @@ describe('launcher UI: consoles, failures, examples', { timeout: 300_000 }, () =
       const origin = card.locator('a.origin');
       assert.equal(await origin.getAttribute('href'), `http://crashy.localhost:${svc.svc.port}/`);
       assert.equal(await origin.innerText(), `crashy.localhost:${svc.svc.port}/`);
-      assert.doesNotMatch(await card.innerText(), /port \d+/);
+      assert.doesNotMatch(await card.locator('.studio-meta').innerText(), /port \d+/);
       assert.ok(proxy.drop() >= 1, 'the console stream was open');
       await card.locator('.log-view[data-stream="reconnecting"]').waitFor({ timeout: 15_000 });
       await card.locator('.log-view[data-stream="live"]').waitFor({ timeout: 30_000 });
@@ -238,7 +238,15 @@ describe('launcher UI: consoles, failures, examples', { timeout: 300_000 }, () =
       const jobs = await svc.l.jobsOf('flaky');
       assert.deepEqual(jobs.map((j) => [j.kind, j.state]), [['install', 'succeeded'], ['install', 'failed']]);
       await page.locator(`li.job[data-job="${jobs[0].id}"][data-state="succeeded"]`).waitFor();
+      await row.getByRole('button', { name: `Retried ${first.json.title}` }).waitFor();
       await shootAll(page, 'launcher-job-retried');
+      // Retried again from a fresh page: refused in words in the row, the code on a details line.
+      await page.reload();
+      await retry.click();
+      const refusal = row.locator('.field-error');
+      await refusal.getByText('Flaky has been installed since; there is nothing to retry.').waitFor();
+      assert.equal(await refusal.locator('.error-code').innerText(), 'Details: not_retryable');
+      assert.equal(await page.locator('.problem').first().isVisible(), false, 'not in the page banner');
 
       // One Tab stop: only one row (and its own controls) is in the Tab order.
       const list = page.getByRole('list', { name: 'Jobs, newest first' });
@@ -286,16 +294,16 @@ describe('launcher UI: consoles, failures, examples', { timeout: 300_000 }, () =
       for (const width of [1280, 800]) {
         await page.setViewportSize({ width, height: 700 });
         await page.evaluate(() => window.scrollTo(0, 0));
-        await jobRow.getByRole('button', { name: running.json.title, exact: true }).click();
+        await jobRow.locator('button.job-open').click();
         await page.locator('#job-details .log-view').waitFor();
         const box = (await cancel.boundingBox())!;
         assert.ok(box && box.y >= 0 && box.y + box.height <= 700, `Cancel in view at ${width} px: ${JSON.stringify(box)}`);
         await saveScreenshot(page, `launcher-job-log-open-${width}`, 'light');
-        await jobRow.getByRole('button', { name: running.json.title, exact: true }).click(); // closes it
+        await jobRow.locator('button.job-open').click(); // closes it
       }
       await cancel.click();
       await jobRow.and(page.locator('[data-state="cancelled"]')).waitFor({ timeout: 30_000 });
-      assert.deepEqual(errors, []);
+      assert.deepEqual(errors, [`409 /api/v1/launcher/jobs/${first.json.id}:retry`]);
     } finally {
       await close();
     }

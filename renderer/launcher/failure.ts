@@ -95,8 +95,8 @@ export const RETRYABLE_KINDS = ['install', 'build', 'download', 'update'];
 export interface FailureActions {
   /** Opens the job's details with its whole log. */
   openLog(): void;
-  /** Runs the job again (retryable kinds only). */
-  retry(): void;
+  /** Runs the job again (retryable kinds only); true once the new job was made. */
+  retry(): Promise<boolean>;
   /** Why the last retry was refused, in words, and its code; null when none was. */
   retryError: { message: string; code: string } | null;
 }
@@ -125,7 +125,12 @@ export function failureBlock(job: FailedJob, studioVersion: string | null, o: Fa
     : null;
   retry?.addEventListener('click', () => {
     retry.disabled = true;
-    o.retry();
+    void o.retry().then((made) => {
+      retry.disabled = made;
+      if (!made) return;
+      retry.textContent = 'Retried';
+      retry.setAttribute('aria-label', `Retried ${job.title}`);
+    });
   });
   let lines: HTMLElement;
   if (t.state === 'loading') lines = h('p', { class: 'muted' }, 'Reading the end of its log…');

@@ -144,7 +144,9 @@ export function installForm(): HTMLFormElement {
       field.focus();
     }
   });
+  /** An answer under the field: a refusal, or (`offer`) an example to install instead. */
   const showError = (...lines: (HTMLElement | string)[]): void => {
+    error.dataset.tone = lines.some((l) => l instanceof HTMLButtonElement) ? 'offer' : 'error';
     replace(error, ...lines);
     error.hidden = false;
     field.setAttribute('aria-invalid', 'true');

@@ -27,7 +27,7 @@ export interface RowContext {
   toggle(id: string): void;
   cancel(id: string): void;
   openLog(id: string): void;
-  retry(id: string): void;
+  retry(id: string): Promise<boolean>;
   /** Why the job's last retry was refused, or null. */
   retryError(id: string): { message: string; code: string } | null;
 }

@@ -151,20 +151,21 @@ export class JobsList {
   }
 
   /** Runs a failed install, build, download or update again; the new job arrives as a `job` event. */
-  retry(id: string): void {
+  retry(id: string): Promise<boolean> {
     const job = this.jobs.get(id);
-    if (!job) return;
+    if (!job) return Promise.resolve(false);
     this.retryErrors.delete(id);
-    call<Job>(`/launcher/jobs/${id}:retry`, { method: 'POST' }).then(
+    return call<Job>(`/launcher/jobs/${id}:retry`, { method: 'POST' }).then(
       (next) => {
         announce(`Retrying ${job.title}`);
         this.jobEvent(next);
-        this.touch(id);
+        return true;
       },
       (err: unknown) => {
         const e = err instanceof ApiFailure ? { message: err.message, code: err.code } : { message: String(err), code: 'unknown' };
         this.retryErrors.set(id, e);
         this.touch(id);
+        return false;
       },
     );
   }

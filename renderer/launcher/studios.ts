@@ -165,7 +165,7 @@ function studioRow(s: Studio): HTMLLIElement {
   const running = s.state === 'running';
   const busy = BUSY.includes(s.state);
   const blocker = blockingHeavy(s);
-  const start = h('button', { type: 'button', disabled: busy || running || LIVE.includes(s.state) || !!blocker, 'data-focus': 'start' }, 'Start');
+  const start = h('button', { type: 'button', disabled: busy || !s.installed || LIVE.includes(s.state) || !!blocker, 'data-focus': 'start' }, 'Start');
   start.addEventListener('click', () => act(start, () => call(`/launcher/studios/${s.id}:start`, { method: 'POST' })));
   const stop = h('button', { type: 'button', disabled: !running, 'data-focus': 'stop' }, 'Stop');
   stop.addEventListener('click', () => act(stop, () => call(`/launcher/studios/${s.id}:stop`, { method: 'POST' })));

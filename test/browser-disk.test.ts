@@ -119,6 +119,8 @@ describe('launcher UI: disk', () => {
       assert.match(await dialog.innerText(), /This frees 4\.9 KiB: 1 stored file that no gallery item and no sequence uses any more/);
       assert.match(await dialog.innerText(), /1 deleted gallery item/);
       assert.doesNotMatch(await dialog.innerText(), /410|get 4\d\d/);
+      // Each file by its name, kind, size and studio.
+      assert.deepEqual(await dialog.getByRole('list', { name: 'Files that go' }).locator('li').allInnerTexts(), ['x.bin other, 4.9 KiB · painter']);
       assert.equal(await dialog.getByRole('list', { name: 'Assets that go' }).isVisible(), false, 'the ids are folded away');
       await dialog.getByText('Technical details (file ids)').click();
       assert.deepEqual(await dialog.getByRole('list', { name: 'Assets that go' }).locator('li').allInnerTexts(), [ids.dropped]);

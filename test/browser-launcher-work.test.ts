@@ -40,9 +40,14 @@ describe('launcher UI: consoles, failures, examples', { timeout: 300_000 }, () =
     await svc?.svc.stop();
   });
 
-  async function signedInPage(width = 1280, options: BrowserContextOptions = {}): Promise<{ page: Page; errors: string[]; close(): Promise<void> }> {
+  async function signedInPage(
+    width = 1280,
+    options: BrowserContextOptions = {},
+    initScript?: () => void,
+  ): Promise<{ page: Page; errors: string[]; close(): Promise<void> }> {
     const context = await newContext(browser, 'light', { viewport: { width, height: 900 }, ...options });
     await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+    if (initScript) await context.addInitScript(initScript);
     const page = await context.newPage();
     const errors = watchPageErrors(page);
     const r = svc.svc.cli(['login-url']);
@@ -306,6 +311,31 @@ describe('launcher UI: consoles, failures, examples', { timeout: 300_000 }, () =
       assert.deepEqual(errors, [`409 /api/v1/launcher/jobs/${first.json.id}:retry`]);
     } finally {
       await close();
+    }
+  });
+
+  test('in the desktop app (the preload\'s window.backlot), Browse… opens the folder picker and fills the field; in a browser there is none', async () => {
+    const desktop = await signedInPage(1280, {}, () => {
+      // The shape main/preload.ts exposes; the picker answers a chosen folder.
+      (window as unknown as { backlot: unknown }).backlot = { pickFolder: async () => '/home/me/studios/painter' };
+    });
+    try {
+      const field = desktop.page.getByRole('textbox', { name: 'Install a studio from a folder' });
+      await field.fill('some/relative/path');
+      await desktop.page.getByRole('button', { name: 'Install', exact: true }).click();
+      await desktop.page.locator('#source-error').waitFor();
+      await desktop.page.getByRole('button', { name: 'Browse…' }).click();
+      await desktop.page.waitForFunction(() => (document.getElementById('source') as HTMLInputElement).value === '/home/me/studios/painter');
+      assert.equal(await desktop.page.locator('#source-error').isVisible(), false, 'a picked folder clears the answer');
+      await saveScreenshot(desktop.page, 'launcher-desktop-browse', 'light');
+    } finally {
+      await desktop.close();
+    }
+    const plain = await signedInPage(1280);
+    try {
+      assert.equal(await plain.page.getByRole('button', { name: 'Browse…' }).count(), 0);
+    } finally {
+      await plain.close();
     }
   });
 

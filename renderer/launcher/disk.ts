@@ -27,6 +27,8 @@ interface Preview {
   assets: string[];
   items: string[];
   bytes: number;
+  /** The first 200 assets with their names and sizes (docs/api.md "POST /launcher/assets:reclaim"). */
+  files?: { id: string; name: string | null; kind: string; bytes: number; studio_id: string | null }[];
 }
 
 interface Result {
@@ -48,7 +50,8 @@ export class DiskPanel {
   private preview: Preview | null = null;
   private loading: Promise<void> | null = null;
 
-  constructor() {
+  /** `studioName` names a studio by its id (the studios list), so the dialog speaks of Sketchpad, not `sketchpad`. */
+  constructor(private readonly studioName: (id: string) => string | undefined = () => undefined) {
     const refresh = h('button', { type: 'button' }, 'Refresh');
     refresh.addEventListener('click', () => void this.load());
     this.reclaim = h('button', { type: 'button', class: 'danger', disabled: true }, 'Reclaim…');
@@ -146,6 +149,22 @@ export class DiskPanel {
           p.items.length > 0 ? `, and ${plural(p.items.length, 'deleted gallery item')} that still held them` : '',
           '.',
         ),
+        p.files && p.files.length > 0
+          ? h(
+              'ul',
+              { class: 'reclaim-files', 'aria-label': 'Files that go' },
+              ...p.files.map((f) =>
+                h(
+                  'li',
+                  { 'data-asset': f.id },
+                  h('span', { class: 'name' }, f.name ?? `an unnamed ${f.kind} file`),
+                  h('span', { class: 'muted' }, ` ${f.kind}, ${bytes(f.bytes)}`),
+                  h('span', { class: 'muted' }, f.studio_id ? ` · ${this.studioName(f.studio_id) ?? f.studio_id}` : ' · no studio (purged)'),
+                ),
+              ),
+              p.assets.length > p.files.length ? h('li', { class: 'muted' }, `and ${p.assets.length - p.files.length} more`) : null,
+            )
+          : null,
         h(
           'p',
           {},

@@ -19,7 +19,7 @@ import { diagnosticsControl } from './diagnostics';
 
 const root = document.getElementById('app')!;
 const gallery = galleryPanel();
-const disk = new DiskPanel();
+const disk = new DiskPanel((id) => studioById(id)?.name);
 
 /** Runs `work` now, or once more after the run in flight: a burst of finished jobs is one or two reloads, not one each. */
 function coalesced(work: () => Promise<unknown> | void): () => void {

@@ -339,6 +339,54 @@ describe('launcher UI: consoles, failures, examples', { timeout: 300_000 }, () =
     }
   });
 
+  test('after the event channel reconnects, a studio list read older than the events does not bring an old state back', async () => {
+    await svc.l.installOk(fixture({ id: 'merger', name: 'Merger' }));
+    const proxy = await dropProxy(/\/launcher\/events$/);
+    const { page, errors, close } = await signedInPage(1280, { proxy: { server: `http://127.0.0.1:${proxy.port}`, bypass: '<-loopback>' } });
+    const listReads: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/launcher/studios?')) listReads.push(r.url());
+    });
+    try {
+      const card = page.locator('li.studio[data-studio="merger"]');
+      await card.and(page.locator('[data-state="installed"]')).waitFor();
+      // The next read of the list is answered as it was when asked (installed), but late.
+      let held: () => void = () => undefined;
+      let asked = false;
+      await page.route(/\/api\/v1\/launcher\/studios\?limit=500$/, async (route) => {
+        // Read as the page asked it, now (Playwright's own fetch cannot pass the test's proxy).
+        const res = await svc.l.get('/launcher/studios?limit=500');
+        asked = true;
+        await new Promise<void>((resolve) => (held = resolve));
+        await route.fulfill({ status: res.status, contentType: 'application/json', body: res.text });
+      });
+      // The channel connects after the first read: drop it once it is open.
+      for (let waited = 0; proxy.drop() === 0; waited += 50) {
+        if (waited > 10_000) throw new Error('the event channel never opened');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      for (let waited = 0; !asked; waited += 50) {
+        if (waited > 20_000) throw new Error(`the list was not read again after the reconnect: ${JSON.stringify(listReads)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // Meanwhile the studio starts: its events arrive on the new connection before the old list.
+      await svc.l.startOk('merger');
+      await card.and(page.locator('[data-state="running"]')).waitFor({ timeout: 30_000 });
+      const answered = page.waitForResponse(/\/api\/v1\/launcher\/studios\?limit=500$/);
+      held();
+      await answered;
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      assert.equal(await card.getAttribute('data-state'), 'running', 'the newer event wins over the older list');
+      await page.unroute(/\/api\/v1\/launcher\/studios\?limit=500$/);
+      await svc.l.stopOk('merger');
+      await card.and(page.locator('[data-state="installed"]')).waitFor({ timeout: 30_000 });
+      assert.deepEqual(errors, []);
+    } finally {
+      await close();
+      await proxy.close();
+    }
+  });
+
   test('a heavy studio says in words what keeps it from starting', async () => {
     const heavy = fixture({ id: 'bigone', name: 'Big One', heavy: true });
     await svc.l.installOk(heavy);

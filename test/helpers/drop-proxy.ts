@@ -5,7 +5,8 @@ import http from 'node:http';
  * the connections of the job log streams the way a network would, while the
  * page and the service stay as they are (the Host header passes unchanged).
  */
-export async function dropProxy(): Promise<{ port: number; drop(): number; close(): Promise<void> }> {
+/** `streams` picks the requests it may drop: the log streams by default. */
+export async function dropProxy(streamsPath: RegExp = /\/logs$/): Promise<{ port: number; drop(): number; close(): Promise<void> }> {
   const streams = new Set<{ client: import('node:net').Socket; upstream: http.ClientRequest }>();
   const server = http.createServer((req, res) => {
     const target = new URL(req.url!);
@@ -20,7 +21,7 @@ export async function dropProxy(): Promise<{ port: number; drop(): number; close
     );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
-    if (/\/logs$/.test(target.pathname)) {
+    if (streamsPath.test(target.pathname)) {
       const entry = { client: req.socket, upstream };
       streams.add(entry);
       res.on('close', () => streams.delete(entry));

@@ -350,21 +350,35 @@ describe('launcher UI: consoles, failures, examples', { timeout: 300_000 }, () =
     try {
       const card = page.locator('li.studio[data-studio="merger"]');
       await card.and(page.locator('[data-state="installed"]')).waitFor();
-      // The next read of the list is answered as it was when asked (installed), but late.
-      let held: () => void = () => undefined;
+      // Once the channel reconnects, every read of the list (the reload's, and the gallery's, which
+      // reads it too) is answered as the list was at the first of them (installed), but late.
+      let dropped = false;
+      let reconnecting = false;
+      page.on('request', (r) => {
+        if (dropped && r.url().endsWith('/api/v1/launcher/events')) reconnecting = true;
+      });
+      const released: (() => void)[] = [];
+      let stale: { status: number; text: string } | null = null;
+      let releasedAll = false;
       let asked = false;
       await page.route(/\/api\/v1\/launcher\/studios\?limit=500$/, async (route) => {
+        if (!reconnecting || releasedAll) return route.continue();
         // Read as the page asked it, now (Playwright's own fetch cannot pass the test's proxy).
-        const res = await svc.l.get('/launcher/studios?limit=500');
+        stale ??= await svc.l.get('/launcher/studios?limit=500');
         asked = true;
-        await new Promise<void>((resolve) => (held = resolve));
-        await route.fulfill({ status: res.status, contentType: 'application/json', body: res.text });
+        await new Promise<void>((resolve) => released.push(resolve));
+        await route.fulfill({ status: stale.status, contentType: 'application/json', body: stale.text });
       });
+      const held = () => {
+        releasedAll = true;
+        for (const r of released) r();
+      };
       // The channel connects after the first read: drop it once it is open.
       for (let waited = 0; proxy.drop() === 0; waited += 50) {
         if (waited > 10_000) throw new Error('the event channel never opened');
         await new Promise((r) => setTimeout(r, 50));
       }
+      dropped = true;
       for (let waited = 0; !asked; waited += 50) {
         if (waited > 20_000) throw new Error(`the list was not read again after the reconnect: ${JSON.stringify(listReads)}`);
         await new Promise((r) => setTimeout(r, 50));

@@ -2,10 +2,11 @@ import { h } from '../lib/dom';
 import { readLogTail, type LogTail } from './log-tail';
 
 /**
- * What a failed job shows in its own row (never only a toast): the step that
- * failed, the last 20 lines of its log, **Retry** for an install, build,
- * download or update (also one a restart interrupted), a **Copy details**
- * button (step, error, tail, versions) and **Open log**.
+ * What a failed job shows in its own row, never only in a toast
+ * (renderer/README.md "Launcher: jobs and disk"): the step that failed, the
+ * last 20 lines of its log, **Retry** for an install, build, download or
+ * update (also one a restart interrupted), a **Copy details** button (step,
+ * error, tail, versions) and **Open log**.
  *
  * Tails are read from the job's log stream once per failed job (a finished
  * log never changes), one job at a time, newest first, and kept here.

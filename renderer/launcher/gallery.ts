@@ -4,7 +4,7 @@ import { announce, h, replace } from '../lib/dom';
 import { when } from '../lib/format';
 
 /**
- * The launcher's Gallery panel (issue 18): every studio's items
+ * The launcher's Gallery panel (renderer/README.md "Gallery"): every studio's items
  * (`GET /launcher/gallery/items`), searched as the person types (`q`), filtered
  * by tag, studio and star, paged by cursor as the grid scrolls.
  *

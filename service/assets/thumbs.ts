@@ -7,7 +7,7 @@ import { THUMB_WIDTH } from './schema';
 import { decoderBytes } from './decoder-input';
 
 /**
- * Thumbnails (interface.md §Assets rule 4, decisions §7): 320 px wide WebP,
+ * Thumbnails (docs/api.md "Thumbnail `GET /assets/{id}/thumb`"): 320 px wide WebP,
  * aspect kept, generated once per sha256 and cached at
  * DIR/thumbs/<sha256>-320.webp (written to a temp file, then renamed).
  *

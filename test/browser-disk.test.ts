@@ -115,9 +115,15 @@ describe('launcher UI: disk', () => {
       await panel.getByRole('button', { name: 'Reclaim…' }).click();
       let dialog = page.getByRole('dialog', { name: 'Reclaim disk space?' });
       await dialog.waitFor();
-      assert.deepEqual(await dialog.getByRole('list', { name: 'Assets that go' }).locator('li').allInnerTexts(), [ids.dropped]);
-      assert.match(await dialog.innerText(), /4\.9 KiB are freed: the files of 1 asset/);
+      // In words first; the ids only under "Technical details".
+      assert.match(await dialog.innerText(), /This frees 4\.9 KiB: 1 stored file that no gallery item and no sequence uses any more/);
       assert.match(await dialog.innerText(), /1 deleted gallery item/);
+      assert.doesNotMatch(await dialog.innerText(), /410|get 4\d\d/);
+      // Each file by its name, kind, size and studio.
+      assert.deepEqual(await dialog.getByRole('list', { name: 'Files that go' }).locator('li').allInnerTexts(), ['x.bin other, 4.9 KiB · painter']);
+      assert.equal(await dialog.getByRole('list', { name: 'Assets that go' }).isVisible(), false, 'the ids are folded away');
+      await dialog.getByText('Technical details (file ids)').click();
+      assert.deepEqual(await dialog.getByRole('list', { name: 'Assets that go' }).locator('li').allInnerTexts(), [ids.dropped]);
       await shoot(page, 'disk-reclaim-dialog');
       await dialog.getByRole('button', { name: 'Keep them' }).click();
       await dialog.waitFor({ state: 'detached' });
@@ -131,6 +137,7 @@ describe('launcher UI: disk', () => {
       assert.equal((await painter.delete(`/gallery/items/${items.later}`)).status, 204);
       await dialog.getByRole('button', { name: 'Reclaim', exact: true }).click();
       await dialog.getByRole('alert').filter({ hasText: 'changed since the preview' }).waitFor();
+      await dialog.getByText('Technical details (file ids)').click();
       assert.deepEqual((await dialog.getByRole('list', { name: 'Assets that go' }).locator('li').allInnerTexts()).sort(), [ids.dropped, ids.later].sort());
       assert.equal((await painter.get(`/assets/${ids.dropped}`)).status, 200, 'nothing reclaimed yet');
       await shoot(page, 'disk-reclaim-changed');

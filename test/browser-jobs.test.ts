@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { upload } from './helpers/assets';
 import { cancelJobFromRow, launchChromium, newContext, saveScreenshot, SCHEMES, watchPageErrors, type Scheme } from './helpers/browser';
+import { dropProxy } from './helpers/drop-proxy';
 import { blobs, ffmpegWrapper, freshConnections, tmpEntries } from './helpers/export';
 import { send } from './helpers/http';
 import { fixture, pidsIn, sleep, startLauncher, type LauncherService } from './helpers/launcher';
@@ -45,52 +45,6 @@ const t = setInterval(() => {
   }
 }, Number(ms));
 `;
-
-/**
- * A forward HTTP proxy between Chromium and the service, so a test can drop
- * the connections of the job log streams the way a network would, while the
- * page and the service stay as they are (the Host header passes unchanged).
- */
-async function dropProxy(): Promise<{ port: number; drop(): number; close(): Promise<void> }> {
-  const streams = new Set<{ client: import('node:net').Socket; upstream: http.ClientRequest }>();
-  const server = http.createServer((req, res) => {
-    const target = new URL(req.url!);
-    const headers = { ...req.headers };
-    delete headers['proxy-connection'];
-    const upstream = http.request(
-      { host: target.hostname, port: Number(target.port), method: req.method, path: target.pathname + target.search, headers, setHost: false },
-      (up) => {
-        res.writeHead(up.statusCode!, up.headers);
-        up.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
-    if (/\/logs$/.test(target.pathname)) {
-      const entry = { client: req.socket, upstream };
-      streams.add(entry);
-      res.on('close', () => streams.delete(entry));
-    }
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: (server.address() as import('node:net').AddressInfo).port,
-    drop() {
-      const n = streams.size;
-      for (const s of streams) {
-        s.upstream.destroy();
-        s.client.destroy();
-      }
-      streams.clear();
-      return n;
-    },
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
 
 describe('launcher UI: jobs', () => {
   let svc: LauncherService;

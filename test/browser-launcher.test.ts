@@ -113,8 +113,12 @@ describe('launcher UI', () => {
       await row.getByRole('button', { name: 'Uninstall…' }).click();
       const dialog = page.getByRole('dialog', { name: 'Uninstall Sketchpad?' });
       await dialog.waitFor();
-      assert.match(await dialog.innerText(), /stays unless you also purge/);
-      assert.match(await dialog.innerText(), /gallery items, records, key-value documents \(shared ones stay\), sessions, sequences, library files, and its stage and data folders are deleted/);
+      assert.match(await dialog.innerText(), /stays unless you also delete its data/);
+      // The checkbox's label is short; what goes is its hint line (its description).
+      const purge = dialog.getByRole('checkbox', { name: 'Also delete its data', exact: true });
+      assert.equal(await purge.isChecked(), false);
+      const hint = dialog.locator(`#${await purge.getAttribute('aria-describedby')}`);
+      assert.match(await hint.innerText(), /gallery items, records, documents \(shared ones stay\), sessions, sequences and folders go; files no other studio uses can then be reclaimed under Disk/);
       for (const scheme of SCHEMES) {
         await page.emulateMedia({ colorScheme: scheme });
         await saveScreenshot(page, 'launcher-uninstall-dialog', scheme);

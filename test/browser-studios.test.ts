@@ -493,7 +493,7 @@ describe('example studios in real Chromium', { timeout: 150_000 }, () => {
       context.on('request', (r) => {
         if (r.url().startsWith(sketchpad)) headers.push(r.allHeaders().then((h) => ({ url: r.url(), cookie: h.cookie, all: JSON.stringify(h) })));
       });
-      const [studioPage] = await Promise.all([context.waitForEvent('page'), page.locator(`a[href="${sketchpad}/"]`).click()]);
+      const [studioPage] = await Promise.all([context.waitForEvent('page'), page.locator(`li.studio[data-studio="sketchpad"] a[data-focus="open"][href="${sketchpad}/"]`).click()]);
       await studioPage.waitForURL(`${sketchpad}/`);
       await studioPage.locator('#live[data-state="connected"]').waitFor();
       assert.equal(await studioPage.evaluate(() => document.cookie), '');

@@ -86,3 +86,24 @@ test('the launcher reclaim needs the launcher credential, not a studio token', a
   assert.equal((await call('POST', '/launcher/assets:reclaim', token, {})).status, 401);
   assert.equal((await call('POST', '/launcher/assets:reclaim', '', {})).status, 401);
 });
+
+test("the launcher's preview names what goes (name, kind, size, studio); a studio's preview keeps its four members", async () => {
+  const t = svc.studio('namer', ['assets', 'gallery']);
+  const bytes = Buffer.from('a drawing to let go of');
+  const res = await send(svc.port, { method: 'POST', path: '/api/v1/assets?kind=other&filename=sunset%20sketch.png', token: t, raw: bytes, contentType: 'application/octet-stream' });
+  assert.ok(res.status === 201 || res.status === 200, res.text);
+  const id = res.json.id;
+  const item = await call('POST', '/gallery/items', t, { asset_id: id, title: 'sunset' });
+  assert.equal(item.status, 201, item.text);
+  assert.equal((await call('DELETE', `/gallery/items/${item.json.id}`, t)).status, 204);
+
+  const mine = await call('POST', '/assets:reclaim', t, {});
+  assert.deepEqual(Object.keys(mine.json).sort(), ['assets', 'bytes', 'items', 'preview']);
+  const preview = await call('POST', '/launcher/assets:reclaim', launcher, { asset_ids: [id] });
+  assert.equal(preview.status, 200, preview.text);
+  assert.deepEqual(preview.json.files, [{ id, name: 'sunset sketch.png', kind: 'other', bytes: bytes.length, studio_id: 'namer' }]);
+  // The description is not part of what a confirm checks: the same preview reclaims.
+  const done = await call('POST', '/launcher/assets:reclaim', launcher, { asset_ids: [id], confirm: preview.json.preview });
+  assert.equal(done.status, 200, done.text);
+  assert.deepEqual(done.json.reclaimed, [id]);
+});

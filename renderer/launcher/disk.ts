@@ -27,6 +27,8 @@ interface Preview {
   assets: string[];
   items: string[];
   bytes: number;
+  /** The first 200 assets with their names and sizes (docs/api.md "POST /launcher/assets:reclaim"). */
+  files?: { id: string; name: string | null; kind: string; bytes: number; studio_id: string | null }[];
 }
 
 interface Result {
@@ -48,7 +50,8 @@ export class DiskPanel {
   private preview: Preview | null = null;
   private loading: Promise<void> | null = null;
 
-  constructor() {
+  /** `studioName` names a studio by its id (the studios list), so the dialog speaks of Sketchpad, not `sketchpad`. */
+  constructor(private readonly studioName: (id: string) => string | undefined = () => undefined) {
     const refresh = h('button', { type: 'button' }, 'Refresh');
     refresh.addEventListener('click', () => void this.load());
     this.reclaim = h('button', { type: 'button', class: 'danger', disabled: true }, 'Reclaim…');
@@ -141,13 +144,39 @@ export class DiskPanel {
         note ? h('p', { class: 'problem', role: 'alert' }, note) : null,
         h(
           'p',
-          {},
-          `${bytes(p.bytes)} are freed: the files of ${plural(p.assets.length, 'asset')} no gallery item, item input or sequence uses any more`,
-          p.items.length > 0 ? `, and ${plural(p.items.length, 'deleted gallery item')} holding them go for good` : '',
-          '. Studios that had them get 410 for them afterwards; this cannot be undone.',
+          { class: 'reclaim-summary' },
+          `This frees ${bytes(p.bytes)}: ${plural(p.assets.length, 'stored file')} that no gallery item and no sequence uses any more`,
+          p.items.length > 0 ? `, and ${plural(p.items.length, 'deleted gallery item')} that still held them` : '',
+          '.',
         ),
-        h('ul', { class: 'ids', 'aria-label': 'Assets that go' }, ...ids.map((id) => h('li', {}, h('code', {}, id)))),
-        p.assets.length > LIST_MAX ? h('p', { class: 'muted' }, `and ${p.assets.length - LIST_MAX} more`) : null,
+        p.files && p.files.length > 0
+          ? h(
+              'ul',
+              { class: 'reclaim-files', 'aria-label': 'Files that go' },
+              ...p.files.map((f) =>
+                h(
+                  'li',
+                  { 'data-asset': f.id },
+                  h('span', { class: 'name' }, f.name ?? `an unnamed ${f.kind} file`),
+                  h('span', { class: 'muted' }, ` ${f.kind}, ${bytes(f.bytes)}`),
+                  h('span', { class: 'muted' }, f.studio_id ? ` · ${this.studioName(f.studio_id) ?? f.studio_id}` : ' · no studio (purged)'),
+                ),
+              ),
+              p.assets.length > p.files.length ? h('li', { class: 'muted' }, `and ${p.assets.length - p.files.length} more`) : null,
+            )
+          : null,
+        h(
+          'p',
+          {},
+          'A studio that made or was given one of these files can no longer open it afterwards (it shows as missing there). This cannot be undone; uploading the same file again brings it back.',
+        ),
+        h(
+          'details',
+          { class: 'reclaim-ids' },
+          h('summary', {}, 'Technical details (file ids)'),
+          h('ul', { class: 'ids', 'aria-label': 'Assets that go' }, ...ids.map((id) => h('li', {}, h('code', {}, id)))),
+          p.assets.length > LIST_MAX ? h('p', { class: 'muted' }, `and ${p.assets.length - LIST_MAX} more`) : null,
+        ),
       );
     };
     show(preview, null);
@@ -174,7 +203,7 @@ export class DiskPanel {
           }
           show(d, 'What can be reclaimed changed since the preview. This is the set now: confirm again to reclaim it.');
         } else {
-          show(current, err instanceof ApiFailure ? `${err.message} (${err.code})` : String(err));
+          show(current, err instanceof ApiFailure ? `${err.message} (details: ${err.code})` : String(err));
         }
       } finally {
         go.disabled = false;

@@ -3,8 +3,10 @@ import { readLogTail, type LogTail } from './log-tail';
 
 /**
  * What a failed job shows in its own row, never only in a toast
- * (renderer/README.md "Launcher: jobs and disk"): the step that failed, the last 20 lines of its log, a **Copy
- * details** button (step, error, tail, versions) and **Open log**.
+ * (renderer/README.md "Launcher: jobs and disk"): the step that failed, the
+ * last 20 lines of its log, **Retry** for an install, build, download or
+ * update (also one a restart interrupted), a **Copy details** button (step,
+ * error, tail, versions) and **Open log**.
  *
  * Tails are read from the job's log stream once per failed job (a finished
  * log never changes), one job at a time, newest first, and kept here.
@@ -88,8 +90,20 @@ export function detailsText(job: FailedJob, tail: LogTail | null, studioVersion:
   return lines.join('\n');
 }
 
-/** The block shown in a failed job's row. `openLog` opens the job's details with its whole log. */
-export function failureBlock(job: FailedJob, studioVersion: string | null, openLog: () => void): HTMLElement {
+/** Kinds a failed (or interrupted) job of can run again (`POST /launcher/jobs/{id}:retry`). */
+export const RETRYABLE_KINDS = ['install', 'build', 'download', 'update'];
+
+export interface FailureActions {
+  /** Opens the job's details with its whole log. */
+  openLog(): void;
+  /** Runs the job again (retryable kinds only); true once the new job was made. */
+  retry(): Promise<boolean>;
+  /** Why the last retry was refused, in words, and its code; null when none was. */
+  retryError: { message: string; code: string } | null;
+}
+
+/** The block shown in a failed job's row. */
+export function failureBlock(job: FailedJob, studioVersion: string | null, o: FailureActions): HTMLElement {
   const t = tailOf(job.id);
   const tail = t.state === 'ready' ? t.tail : null;
   const text = detailsText(job, tail, studioVersion);
@@ -106,7 +120,19 @@ export function failureBlock(job: FailedJob, studioVersion: string | null, openL
     );
   });
   const open = h('button', { type: 'button', 'data-focus': 'open-log' }, 'Open log');
-  open.addEventListener('click', openLog);
+  open.addEventListener('click', () => o.openLog());
+  const retry = RETRYABLE_KINDS.includes(job.kind)
+    ? h('button', { type: 'button', class: 'primary', 'data-focus': 'retry', 'aria-label': `Retry ${job.title}` }, 'Retry')
+    : null;
+  retry?.addEventListener('click', () => {
+    retry.disabled = true;
+    void o.retry().then((made) => {
+      retry.disabled = made;
+      if (!made) return;
+      retry.textContent = 'Retried';
+      retry.setAttribute('aria-label', `Retried ${job.title}`);
+    });
+  });
   let lines: HTMLElement;
   if (t.state === 'loading') lines = h('p', { class: 'muted' }, 'Reading the end of its log…');
   else if (t.state === 'error') lines = h('p', { class: 'error' }, t.message);
@@ -128,6 +154,9 @@ export function failureBlock(job: FailedJob, studioVersion: string | null, openL
       ? h('p', { class: 'muted small' }, `Last ${t.tail.lines.length} of ${t.tail.total} log lines:`)
       : null,
     lines,
-    h('div', { class: 'actions' }, copy, open),
+    o.retryError
+      ? h('p', { class: 'field-error', role: 'alert' }, h('span', { class: 'error-text' }, o.retryError.message), h('span', { class: 'error-code muted' }, `Details: ${o.retryError.code}`))
+      : null,
+    h('div', { class: 'actions' }, retry, copy, open),
   );
 }

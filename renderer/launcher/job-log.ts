@@ -3,8 +3,10 @@ import { h } from '../lib/dom';
 import { EventStream } from '../lib/sse';
 
 /**
- * A job's live log: the job log stream
- * (`GET /api/v1/launcher/jobs/{id}/logs`) through an EventStream (lib/sse.ts:
+ * A job's live log, or a studio's console: the job log stream
+ * (`GET /api/v1/launcher/jobs/{id}/logs`, or a studio's own output at
+ * `GET /api/v1/launcher/studios/{id}/logs`, the same format without `end`)
+ * through an EventStream (lib/sse.ts:
  * EventSource's behaviour, with the launcher credential's header), which
  * replays the log, then follows it; after a dropped connection it reconnects
  * by itself sending `Last-Event-ID` (the number of the last line it got), and
@@ -32,6 +34,21 @@ export interface JobLogEvents {
   onEnd?(state: string): void;
 }
 
+/** Which log a view reads: its stream's URL, and how a `step` record is headed. */
+export interface LogSource {
+  url: string;
+  stepTitle(step: { step: string; index: number }): string;
+}
+
+export function jobLogSource(jobId: string): LogSource {
+  return { url: `${API}/launcher/jobs/${encodeURIComponent(jobId)}/logs`, stepTitle: (s) => `Step ${s.index + 1}: ${s.step}` };
+}
+
+/** A studio's console: each start of its server begins a section ("start 1.0.0 on port …"). */
+export function studioLogSource(studioId: string): LogSource {
+  return { url: `${API}/launcher/studios/${encodeURIComponent(studioId)}/logs`, stepTitle: (s) => s.step };
+}
+
 export class JobLogView {
   readonly element: HTMLElement;
   private readonly scroller: HTMLDivElement;
@@ -50,6 +67,7 @@ export class JobLogView {
     readonly jobId: string,
     title: string,
     private readonly events: JobLogEvents = {},
+    private readonly log: LogSource = jobLogSource(jobId),
   ) {
     this.body = h('div', { class: 'log-body' });
     this.dropped = h('p', { class: 'log-dropped muted', hidden: true });
@@ -76,7 +94,7 @@ export class JobLogView {
 
   open(): void {
     if (this.source) return;
-    const es = new EventStream(`${API}/launcher/jobs/${encodeURIComponent(this.jobId)}/logs`);
+    const es = new EventStream(this.log.url);
     this.source = es;
     es.addEventListener('open', () => {
       if (!this.ended) this.setStatus('Live', 'live');
@@ -89,7 +107,7 @@ export class JobLogView {
     es.addEventListener('step', (e) => {
       const s = JSON.parse((e as MessageEvent<string>).data) as { step: string; index: number };
       // A reconnect resends no step that began before the last line it got (api.md §Log stream).
-      this.append(h('h4', { class: 'log-step', 'data-index': s.index }, `Step ${s.index + 1}: ${s.step}`));
+      this.append(h('h4', { class: 'log-step', 'data-index': s.index }, this.log.stepTitle(s)));
     });
     es.addEventListener('line', (e) => {
       const l = JSON.parse((e as MessageEvent<string>).data) as { n: number; text: string };
@@ -113,8 +131,8 @@ export class JobLogView {
   }
 
   /** Keyboard users reach the log itself (it scrolls with the arrow keys). */
-  focus(): void {
-    this.scroller.focus();
+  focus(options?: FocusOptions): void {
+    this.scroller.focus(options);
   }
 
   private setStatus(text: string, state: string): void {

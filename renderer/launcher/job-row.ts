@@ -27,6 +27,9 @@ export interface RowContext {
   toggle(id: string): void;
   cancel(id: string): void;
   openLog(id: string): void;
+  retry(id: string): Promise<boolean>;
+  /** Why the job's last retry was refused, or null. */
+  retryError(id: string): { message: string; code: string } | null;
 }
 
 export class JobRow {
@@ -149,10 +152,11 @@ export class JobRow {
   /** A failed job's block (failure.ts), rebuilt only when what it shows changed; a focused control in it keeps the focus. */
   private failureOf(job: Job): HTMLElement {
     const version = this.ctx.studioVersion(job.studio_id);
-    const key = `${job.last_error}\n${this.ctx.tailRead(job.id)}\n${version}\n${job.title}`;
+    const retryError = this.ctx.retryError(job.id);
+    const key = `${job.last_error}\n${this.ctx.tailRead(job.id)}\n${version}\n${job.title}\n${retryError?.message}`;
     if (this.failure && this.failureKey === key) return this.failure;
     const old = this.failure;
-    const block = failureBlock(job, version, () => this.ctx.openLog(job.id));
+    const block = failureBlock(job, version, { openLog: () => this.ctx.openLog(job.id), retry: () => this.ctx.retry(job.id), retryError });
     this.failure = block;
     this.failureKey = key;
     const active = document.activeElement;

@@ -1,5 +1,6 @@
-import { call } from '../lib/api';
+import { ApiFailure, call } from '../lib/api';
 import { announce, h, replace } from '../lib/dom';
+import { mergeByTime } from '../lib/merge';
 import { onTailReady } from './failure';
 import { frameScheduler, setAttr, setText, syncChildren } from './frame';
 import { isFinished, planJobRows, type PlanRow } from './job-plan';
@@ -56,6 +57,10 @@ export class JobsList {
   private readonly tails = new Set<string>();
   private readonly bootedAt = Date.now();
   private openJobId: string | null = null;
+  /** Why a retry asked from this page was refused, by job. */
+  private readonly retryErrors = new Map<string, { message: string; code: string }>();
+  /** The row that holds the list's one Tab stop (`data-key`); arrow keys move it. */
+  private activeKey: string | null = null;
   private logView: JobLogView | null = null;
 
   // ---- what the next frame must do ------------------------------------------
@@ -81,12 +86,23 @@ export class JobsList {
     toggle: (id) => this.toggleJob(id),
     cancel: (id) => this.cancel(id),
     openLog: (id) => this.openJob(id),
+    retry: (id) => this.retry(id),
+    retryError: (id) => this.retryErrors.get(id) ?? null,
   };
 
   constructor(private readonly o: JobsOptions) {
     onTailReady((id) => {
       this.tails.add(id);
       this.touch(id);
+    });
+    // One Tab stop for the whole list: arrow keys, Home and End move between rows; Tab goes into a row's controls.
+    this.list.addEventListener('keydown', (e) => this.moveFocus(e));
+    this.list.addEventListener('focusin', (e) => {
+      const row = e.target instanceof Element ? e.target.closest<HTMLElement>('li[data-key]') : null;
+      if (row && row.dataset.key !== this.activeKey) {
+        this.activeKey = row.dataset.key ?? null;
+        this.rove();
+      }
     });
   }
 
@@ -119,13 +135,9 @@ export class JobsList {
    * while the list was read is newer than the list (jobs are never deleted, so none needs to go).
    */
   merge(items: Job[]): void {
-    for (const job of items) {
-      const known = this.jobs.get(job.id);
-      if (!known || known.updated_at <= job.updated_at) {
-        this.jobs.set(job.id, job);
-        if (isFinished(job.state)) this.cancelling.delete(job.id); // it ended while the channel was down
-        this.pending.add(job.id);
-      }
+    for (const id of mergeByTime(this.jobs, items)) {
+      if (isFinished(this.jobs.get(id)!.state)) this.cancelling.delete(id); // it ended while the channel was down
+      this.pending.add(id);
     }
     this.layoutDirty = true;
     this.schedule();
@@ -136,6 +148,26 @@ export class JobsList {
     for (const id of this.rows.keys()) this.pending.add(id);
     this.layoutDirty = true;
     this.schedule();
+  }
+
+  /** Runs a failed install, build, download or update again; the new job arrives as a `job` event. */
+  retry(id: string): Promise<boolean> {
+    const job = this.jobs.get(id);
+    if (!job) return Promise.resolve(false);
+    this.retryErrors.delete(id);
+    return call<Job>(`/launcher/jobs/${id}:retry`, { method: 'POST' }).then(
+      (next) => {
+        announce(`Retrying ${job.title}`);
+        this.jobEvent(next);
+        return true;
+      },
+      (err: unknown) => {
+        const e = err instanceof ApiFailure ? { message: err.message, code: err.code } : { message: String(err), code: 'unknown' };
+        this.retryErrors.set(id, e);
+        this.touch(id);
+        return false;
+      },
+    );
   }
 
   cancel(id: string): void {
@@ -184,7 +216,8 @@ export class JobsList {
     replace(this.details, h('div', { class: 'details-head' }), this.logView.element);
     this.renderDetailsHead();
     this.logView.open();
-    this.logView.focus();
+    // The log comes into view, but never by pushing the job's own row (its Cancel) off the screen.
+    this.logView.focus({ preventScroll: true });
     if (previous) this.touch(previous);
     this.layoutDirty = true;
     this.touch(id);
@@ -192,6 +225,7 @@ export class JobsList {
     const view = this.rows.get(id);
     if (view) view.update(job);
     this.details.scrollIntoView({ block: 'nearest' });
+    this.rows.get(id)?.el.scrollIntoView({ block: 'nearest' });
     announce(`Log of ${job.title} opened below the jobs`);
   }
 
@@ -242,6 +276,53 @@ export class JobsList {
     }
     if (this.openJobId && this.pending.has(this.openJobId)) this.renderDetailsHead();
     this.pending.clear();
+    this.rove();
+  }
+
+  /** The rows that take part in the list's keyboard navigation: jobs and "N more" rows. */
+  private rowElements(): HTMLElement[] {
+    return [...this.list.children].filter((el): el is HTMLElement => el instanceof HTMLElement && el.dataset.key !== undefined);
+  }
+
+  /**
+   * Roving tabindex (the gallery grid's pattern): the active row is the list's one Tab
+   * stop and its controls follow it in the Tab order; every other row and its controls
+   * are out of the Tab order (tabindex -1, the original kept in `data-rove-tab`).
+   */
+  private rove(): void {
+    const rows = this.rowElements();
+    const active = rows.find((r) => r.dataset.key === this.activeKey) ?? rows[0];
+    for (const row of rows) {
+      const on = row === active;
+      row.tabIndex = on ? 0 : -1;
+      for (const el of row.querySelectorAll<HTMLElement>('button, a[href], [tabindex]')) {
+        if (on && el.dataset.roveTab !== undefined) {
+          if (el.dataset.roveTab === '') el.removeAttribute('tabindex');
+          else el.setAttribute('tabindex', el.dataset.roveTab);
+          delete el.dataset.roveTab;
+        } else if (!on && el.dataset.roveTab === undefined) {
+          el.dataset.roveTab = el.getAttribute('tabindex') ?? '';
+          el.tabIndex = -1;
+        }
+      }
+    }
+  }
+
+  private moveFocus(e: KeyboardEvent): void {
+    if (!['ArrowDown', 'ArrowUp', 'Home', 'End'].includes(e.key) || e.altKey || e.ctrlKey || e.metaKey) return;
+    const target = e.target instanceof HTMLElement ? e.target : null;
+    // Keys inside a log tail or a text field keep their own meaning (scrolling, the caret).
+    if (!target || target.closest('pre, input, textarea')) return;
+    const rows = this.rowElements();
+    const current = target.closest<HTMLElement>('li[data-key]');
+    const at = current ? rows.indexOf(current) : -1;
+    const next = e.key === 'Home' ? 0 : e.key === 'End' ? rows.length - 1 : Math.max(0, Math.min(rows.length - 1, at + (e.key === 'ArrowDown' ? 1 : -1)));
+    const row = rows[next];
+    if (!row) return;
+    e.preventDefault();
+    this.activeKey = row.dataset.key ?? null;
+    this.rove();
+    row.focus();
   }
 
   /** Which rows are shown (job-plan.ts), placed in order; new rows are built, rows no longer shown leave. */

@@ -2,11 +2,15 @@ import { authHeaders } from '../lib/credential';
 import { API } from '../lib/api';
 
 /**
- * The end of a finished job's log, read once from its log stream
- * (`GET /launcher/jobs/{id}/logs`: replay, then `end`, then the server closes
- * it). Only the last `keep` lines are held, so a long log costs no memory;
- * the step that was running when the job ended is the last `step` record.
- * Used for the failure display of every failed job (last 20 lines in place).
+ * The end of a log, read once from its stream. A finished job's
+ * (`GET /launcher/jobs/{id}/logs`) replays, sends `end` and closes. A
+ * studio's own output (`GET /launcher/studios/{id}/logs`) never ends: for a
+ * studio that is not running nothing more comes after the replay, so the read
+ * stops once the stream has been quiet for `quietMs` (docs/api.md
+ * "GET /launcher/studios/{id}/logs"). Only the last `keep` lines are held, so
+ * a long log costs no memory; the step that was running when it ended is the
+ * last `step` record. Used for the failure display of failed jobs and failed
+ * studios (the last lines in place).
  */
 
 export interface LogLine {
@@ -53,11 +57,20 @@ export function parseFrames(buffer: string): { frames: SseFrame[]; rest: string 
   return { frames, rest };
 }
 
-export async function readLogTail(jobId: string, keep = 20, signal?: AbortSignal): Promise<LogTail> {
-  const res = await fetch(`${API}/launcher/jobs/${encodeURIComponent(jobId)}/logs`, {
+export function readLogTail(jobId: string, keep = 20, signal?: AbortSignal): Promise<LogTail> {
+  return readStreamTail(`${API}/launcher/jobs/${encodeURIComponent(jobId)}/logs`, keep, { signal });
+}
+
+/** A studio's output: the replay up to a quiet moment (it has no `end`). */
+export function readStudioTail(studioId: string, keep = 20): Promise<LogTail> {
+  return readStreamTail(`${API}/launcher/studios/${encodeURIComponent(studioId)}/logs`, keep, { quietMs: 400 });
+}
+
+export async function readStreamTail(url: string, keep: number, o: { signal?: AbortSignal; quietMs?: number } = {}): Promise<LogTail> {
+  const res = await fetch(url, {
     credentials: 'omit',
     headers: { Accept: 'text/event-stream', ...authHeaders() },
-    signal,
+    signal: o.signal,
   });
   if (!res.ok || !res.body) throw new Error(`The log could not be read (HTTP ${res.status}).`);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -65,7 +78,8 @@ export async function readLogTail(jobId: string, keep = 20, signal?: AbortSignal
   let buffer = '';
   try {
     for (;;) {
-      const { value, done } = await reader.read();
+      const next = reader.read();
+      const { value, done } = o.quietMs === undefined ? await next : await Promise.race([next, quiet(o.quietMs)]);
       if (done) break;
       const { frames, rest } = parseFrames(buffer + value);
       buffer = rest;
@@ -83,4 +97,9 @@ export async function readLogTail(jobId: string, keep = 20, signal?: AbortSignal
     void reader.cancel().catch(() => undefined);
   }
   return tail;
+}
+
+/** A read that resolves as done after `ms`: the stream said nothing more for that long. */
+function quiet(ms: number): Promise<{ value: undefined; done: true }> {
+  return new Promise((resolve) => setTimeout(() => resolve({ value: undefined, done: true }), ms));
 }

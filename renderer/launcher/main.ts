@@ -6,7 +6,8 @@ import { galleryPanel } from './gallery';
 import { DiskPanel } from './disk';
 import { JobsList, PER_STUDIO, type Job } from './jobs';
 import { problem, showProblem } from './problem';
-import { installForm, onStudiosChanged, setStudios, studioById, studioEvent, studioList, type Studio } from './studios';
+import { examplesSection, installForm } from './install';
+import { onStudiosChanged, setStudios, studioById, studioEvent, studioList, type Studio } from './studios';
 import { diagnosticsControl } from './diagnostics';
 
 /**
@@ -18,7 +19,7 @@ import { diagnosticsControl } from './diagnostics';
 
 const root = document.getElementById('app')!;
 const gallery = galleryPanel();
-const disk = new DiskPanel();
+const disk = new DiskPanel((id) => studioById(id)?.name);
 
 /** Runs `work` now, or once more after the run in flight: a burst of finished jobs is one or two reloads, not one each. */
 function coalesced(work: () => Promise<unknown> | void): () => void {
@@ -60,11 +61,12 @@ onStudiosChanged(() => jobs.studiosChanged());
 // ---- live ------------------------------------------------------------------
 
 async function loadAll(): Promise<void> {
+  const since = performance.now(); // the studio list is merged by time with the events that arrive meanwhile
   const [s, j] = await Promise.all([
     call<Page<Studio>>(`/launcher/studios${query({ limit: 500 })}`),
     call<Page<Job>>(`/launcher/jobs${query({ limit: 100 })}`),
   ]);
-  setStudios(s.items);
+  setStudios(s.items, since);
   jobs.merge(j.items);
   // The newest jobs overall may all be one busy studio's: each studio's own newest are read
   // too, so no studio's running jobs are missing after a load (renderer/README.md §Jobs).
@@ -109,10 +111,10 @@ async function boot(): Promise<void> {
   if (!credential()) return signedOut();
   replace(
     root,
-    h('header', { class: 'top' }, h('h1', {}, 'Backlot'), h('span', { class: 'muted' }, 'Your local studios'), diagnosticsControl()),
+    h('header', { class: 'top' }, h('h1', {}, 'Backlot'), h('span', { class: 'muted' }, 'Your local studios'), h('a', { href: '/editor/', class: 'editor-link' }, 'Editor'), diagnosticsControl()),
     problem,
     h('main', { class: 'columns' },
-      h('section', { class: 'panel', 'aria-labelledby': 'studios-title' }, h('h2', { id: 'studios-title' }, 'Studios'), installForm(), studioList),
+      h('section', { class: 'panel', 'aria-labelledby': 'studios-title' }, h('h2', { id: 'studios-title' }, 'Studios'), installForm(), studioList, examplesSection()),
       h('section', { class: 'panel', 'aria-labelledby': 'jobs-title' }, h('h2', { id: 'jobs-title' }, 'Jobs'), jobs.list, jobs.details),
       gallery.element,
       disk.element,

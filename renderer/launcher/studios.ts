@@ -1,20 +1,26 @@
 import { call } from '../lib/api';
 import { announce, h } from '../lib/dom';
+import { mergeByTime } from '../lib/merge';
 import { frameScheduler, syncChildren } from './frame';
+import { JobLogView, studioLogSource } from './job-log';
 import { act, showProblem } from './problem';
+import { onStudioTailReady, retryStudio, studioFailureBlock } from './studio-failure';
 import { confirmUpdate } from './update';
 
 /**
  * The launcher's studios list: state (every installed studio by id) changed by the
  * list read and by `studio` events, and one render per animation frame that rebuilds
  * only the rows of studios that changed (renderer/README.md §Jobs: the same rhythm as
- * the jobs list), so a burst of studio events cannot hold the page.
+ * the jobs list), so a burst of studio events cannot hold the page. Each card shows
+ * where the studio lives (its origin, as a link), why it failed, and its Console (its
+ * own output, live, through the job log reader).
  */
 
 export interface Studio {
   id: string;
   name: string;
   version: string;
+  description: string | null;
   state: string;
   heavy: boolean;
   port: number | null;
@@ -22,24 +28,36 @@ export interface Studio {
   capabilities: string[];
   linked: boolean;
   source: string;
-}
-
-interface BacklotBridge {
-  pickFolder(): Promise<string | null>;
+  installed: boolean;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 const BUSY = ['installing', 'starting', 'stopping', 'uninstalling'];
+const LIVE = ['starting', 'running', 'stopping'];
 
 const studios = new Map<string, Studio>();
 /** Studios whose row must be rebuilt at the next frame. */
 const pending = new Set<string>();
 const rows = new Map<string, HTMLLIElement>();
+/** Open consoles by studio: the same view across rebuilds of its row (its lines and scroll stay). */
+const consoles = new Map<string, JobLogView>();
 let listChanged = true;
 const listeners: (() => void)[] = [];
 
 export const studioList = h('ul', { class: 'studios', 'aria-label': 'Installed studios' });
-const empty = h('li', { class: 'empty' }, 'No studio is installed yet. Install one from a folder above: try examples/studios/sketchpad in the Backlot folder.');
+const empty = h(
+  'li',
+  { class: 'empty' },
+  'No studio is installed yet. Install one of the examples below with one click, or a studio of your own from its folder.',
+);
 const schedule = frameScheduler(render);
+
+onStudioTailReady((id) => {
+  pending.add(id);
+  schedule();
+});
 
 export function studioById(id: string): Studio | undefined {
   return studios.get(id);
@@ -50,24 +68,53 @@ export function onStudiosChanged(fn: () => void): void {
   listeners.push(fn);
 }
 
-/** The list read (`GET /launcher/studios`) replaces what is known. */
-export function setStudios(list: Studio[]): void {
-  for (const id of studios.keys()) pending.add(id);
-  studios.clear();
-  for (const s of list) {
-    studios.set(s.id, s);
-    pending.add(s.id);
+/** Every heavy studio's row shows whether another heavy one blocks it: they change together. */
+function touchHeavy(): void {
+  for (const s of studios.values()) if (s.heavy) pending.add(s.id);
+}
+
+/**
+ * The list read (`GET /launcher/studios`, complete) merged by time into what events
+ * said: a studio an event changed while the list was read keeps the event's state, and
+ * one the list lacks goes unless an event named it after the read began (`since`, this
+ * page's clock when the read was sent).
+ */
+export function setStudios(list: Studio[], since = 0): void {
+  const listed = new Set(list.map((s) => s.id));
+  for (const id of [...studios.keys()]) {
+    if (!listed.has(id) && (seenAt.get(id) ?? 0) < since) {
+      studios.delete(id);
+      pending.add(id);
+      listChanged = true;
+    }
   }
+  const live = list.filter((s) => (removedAt.get(s.id) ?? -1) < since);
+  for (const id of mergeByTime(studios, live)) pending.add(id);
+  touchHeavy();
   listChanged = true;
   schedule();
 }
 
+/** When an event last named each studio, and when one said it was removed (this page's clock). */
+const seenAt = new Map<string, number>();
+const removedAt = new Map<string, number>();
+
 /** A `studio` event: the studio as it is now, or gone. */
 export function studioEvent(s: Studio & { removed?: boolean }): void {
   const before = studios.get(s.id);
-  if (s.state === 'uninstalled' || s.removed) studios.delete(s.id);
-  else studios.set(s.id, s);
+  const now = performance.now();
+  seenAt.set(s.id, now);
+  if (s.state === 'uninstalled' || s.removed) {
+    studios.delete(s.id);
+    removedAt.set(s.id, now);
+    consoles.get(s.id)?.close();
+    consoles.delete(s.id);
+  } else {
+    studios.set(s.id, s);
+    removedAt.delete(s.id);
+  }
   if (!before || !studios.has(s.id) || before.name !== s.name) listChanged = true;
+  if (s.heavy || before?.heavy) touchHeavy();
   pending.add(s.id);
   schedule();
 }
@@ -105,10 +152,20 @@ function swapRow(old: HTMLElement, row: HTMLElement): void {
   else row.focus({ preventScroll: true });
 }
 
+/** The heavy studio that keeps `s` from starting (one heavy studio runs at a time), if any. */
+function blockingHeavy(s: Studio): Studio | undefined {
+  if (!s.heavy || LIVE.includes(s.state)) return undefined;
+  return [...studios.values()].find((o) => o.id !== s.id && o.heavy && LIVE.includes(o.state));
+}
+
+/** `http://sketchpad.localhost:7391/` shown without its scheme. */
+const hostOf = (origin: string) => origin.replace(/^https?:\/\//, '');
+
 function studioRow(s: Studio): HTMLLIElement {
   const running = s.state === 'running';
   const busy = BUSY.includes(s.state);
-  const start = h('button', { type: 'button', disabled: busy || running, 'data-focus': 'start' }, 'Start');
+  const blocker = blockingHeavy(s);
+  const start = h('button', { type: 'button', disabled: busy || !s.installed || LIVE.includes(s.state) || !!blocker, 'data-focus': 'start' }, 'Start');
   start.addEventListener('click', () => act(start, () => call(`/launcher/studios/${s.id}:start`, { method: 'POST' })));
   const stop = h('button', { type: 'button', disabled: !running, 'data-focus': 'stop' }, 'Stop');
   stop.addEventListener('click', () => act(stop, () => call(`/launcher/studios/${s.id}:stop`, { method: 'POST' })));
@@ -119,6 +176,16 @@ function studioRow(s: Studio): HTMLLIElement {
   remove.addEventListener('click', () => confirmUninstall(s));
   const update = h('button', { type: 'button', disabled: busy, 'data-focus': 'update' }, 'Update…');
   update.addEventListener('click', () => confirmUpdate(s, showProblem));
+  const view = consoles.get(s.id);
+  const consoleToggle = h(
+    'button',
+    { type: 'button', 'data-focus': 'console', 'aria-expanded': String(!!view), 'aria-controls': `console-${s.id}` },
+    view ? 'Hide console' : 'Console',
+  );
+  consoleToggle.addEventListener('click', () => toggleConsole(s));
+  const where = running
+    ? h('a', { class: 'origin', href: `${s.origin}/`, target: '_blank', rel: 'noopener', title: `Open ${s.name}` }, hostOf(`${s.origin}/`))
+    : h('span', { class: 'origin muted' }, hostOf(`${s.origin}/`));
   return h(
     'li',
     { class: 'studio', 'data-studio': s.id, 'data-key': s.id, 'data-state': s.state, tabindex: -1 },
@@ -127,31 +194,54 @@ function studioRow(s: Studio): HTMLLIElement {
       { class: 'studio-head' },
       h('strong', {}, s.name),
       h('span', { class: 'muted' }, ` ${s.version}`),
-      s.heavy ? h('span', { class: 'badge', title: 'Heavy: one heavy studio runs at a time' }, 'heavy') : null,
+      s.heavy ? h('span', { class: 'badge', title: 'Heavy: it needs much memory, so one heavy studio runs at a time' }, 'heavy') : null,
     ),
-    h(
-      'div',
-      { class: 'studio-meta' },
-      h('span', { class: `state state-${s.state}` }, s.state),
-      s.port ? h('span', { class: 'muted' }, `port ${s.port}`) : null,
-      h('code', { class: 'muted' }, s.id),
-    ),
-    h('div', { class: 'actions' }, open, start, stop, update, remove),
+    h('div', { class: 'studio-meta' }, h('span', { class: `state state-${s.state}` }, s.state), where),
+    blocker
+      ? h(
+          'p',
+          { class: 'blocked', 'data-blocked-by': blocker.id },
+          `${s.name} is a heavy studio, and ${blocker.name} (also heavy) is ${blocker.state}: only one heavy studio runs at a time, so both don't fill your memory. Stop ${blocker.name} to start ${s.name}.`,
+        )
+      : null,
+    s.state === 'failed' ? studioFailureBlock(s, (button) => void act(button, () => retryStudio(s))) : null,
+    h('div', { class: 'actions' }, open, start, stop, consoleToggle, update, remove),
+    view ? consolePanel(s, view) : null,
   );
 }
 
+function consolePanel(s: Studio, view: JobLogView): HTMLElement {
+  return h('div', { class: 'console', id: `console-${s.id}`, 'data-console': s.id }, view.element);
+}
+
+/** Opens (or closes) the studio's console below its card: its output, replayed then live. */
+function toggleConsole(s: Studio): void {
+  const open = consoles.get(s.id);
+  if (open) {
+    open.close();
+    consoles.delete(s.id);
+  } else {
+    const view = new JobLogView(s.id, `${s.name} console`, {}, studioLogSource(s.id));
+    consoles.set(s.id, view);
+    view.open();
+  }
+  pending.add(s.id);
+  render();
+  if (!open) consoles.get(s.id)?.focus({ preventScroll: true });
+}
+
 function confirmUninstall(s: Studio): void {
-  const purge = h('input', { type: 'checkbox', id: 'purge' });
+  const purge = h('input', { type: 'checkbox', id: 'purge', 'aria-describedby': 'purge-hint' });
   const dialog = h(
     'dialog',
     { class: 'confirm', 'aria-labelledby': 'uninstall-title' },
     h('h2', { id: 'uninstall-title' }, `Uninstall ${s.name}?`),
-    h('p', {}, 'Its program files are removed. What it made (its gallery, records, documents and assets) stays unless you also purge.'),
+    h('p', {}, 'Its program files are removed. What it made (its gallery, records, documents and assets) stays unless you also delete its data.'),
+    h('label', { class: 'check' }, purge, ' Also delete its data'),
     h(
-      'label',
-      { class: 'check' },
-      purge,
-      ' Also purge its data: its gallery items, records, key-value documents (shared ones stay), sessions, sequences, library files, and its stage and data folders are deleted. Assets no other studio uses become reclaimable (Disk).',
+      'p',
+      { class: 'hint muted', id: 'purge-hint' },
+      'Its gallery items, records, documents (shared ones stay), sessions, sequences and folders go; files no other studio uses can then be reclaimed under Disk.',
     ),
   );
   const cancel = h('button', { type: 'button', autofocus: true }, 'Keep it');
@@ -168,38 +258,4 @@ function confirmUninstall(s: Studio): void {
   dialog.addEventListener('close', () => dialog.remove());
   document.body.append(dialog);
   dialog.showModal();
-}
-
-export function installForm(): HTMLFormElement {
-  const field = h('input', {
-    id: 'source',
-    name: 'source',
-    type: 'text',
-    placeholder: '/path/to/a/studio folder',
-    autocomplete: 'off',
-    spellcheck: 'false',
-    required: true,
-  });
-  const install = h('button', { type: 'submit', class: 'primary' }, 'Install');
-  const bridge = (window as unknown as { backlot?: BacklotBridge }).backlot;
-  const browse = bridge ? h('button', { type: 'button' }, 'Choose folder…') : null;
-  browse?.addEventListener('click', async () => {
-    const path = await bridge!.pickFolder();
-    if (path) field.value = path;
-  });
-  const form = h(
-    'form',
-    { class: 'install' },
-    h('label', { for: 'source', id: 'install-title' }, 'Install a studio from a folder'),
-    h('div', { class: 'row' }, field, browse, install),
-  );
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    void act(install, async () => {
-      await call('/launcher/studios:install', { method: 'POST', body: { source: field.value.trim() } });
-      announce('Installing');
-      field.value = '';
-    });
-  });
-  return form;
 }

@@ -3,7 +3,7 @@ import { ApiError } from '../core/errors';
 import { nowIso } from '../core/time';
 import type { BlobStore } from './blobs';
 import { THUMB_WIDTH } from './schema';
-import type { AssetsStore, Candidate } from './store';
+import type { AssetsStore, Candidate, ReclaimFile } from './store';
 
 /**
  * POST /assets:reclaim (docs/api.md "Reclaim `POST /assets:reclaim`"). Without `confirm` a preview; with it,
@@ -23,6 +23,8 @@ export interface Preview {
   assets: string[];
   items: string[];
   bytes: number;
+  /** The launcher's: the first FILES_SHOWN of `assets`, with their names and sizes (not signed: a description of the set). */
+  files?: ReclaimFile[];
 }
 
 /** What a preview names, before it is signed: a read, run on a read worker (reads.ts). */
@@ -30,7 +32,11 @@ export interface Selection {
   assets: string[];
   items: string[];
   bytes: number;
+  files?: ReclaimFile[];
 }
+
+/** Assets a preview describes by name at most (the set and its bytes are always whole). */
+export const FILES_SHOWN = 200;
 
 /** The caller's reclaimable assets (`null`: every studio's, the launcher), or the given ones (409 `not_reclaimable` when any is not). */
 export function selectReclaimable(store: AssetsStore, studioId: string | null, assetIds: string[] | undefined): { chosen: Candidate[]; selection: Selection } {
@@ -43,7 +49,16 @@ export function selectReclaimable(store: AssetsStore, studioId: string | null, a
     chosen = chosen.filter((c) => wanted.has(c.id));
   }
   const assets = chosen.map((c) => c.id);
-  return { chosen, selection: { assets, items: store.dependents(assets), bytes: chosen.reduce((sum, c) => sum + c.size, 0) } };
+  return {
+    chosen,
+    selection: {
+      assets,
+      items: store.dependents(assets),
+      bytes: chosen.reduce((sum, c) => sum + c.size, 0),
+      // The launcher's dialog names what goes; a studio's preview is the contract's four members.
+      ...(studioId === null ? { files: store.describe(assets.slice(0, FILES_SHOWN), null) } : {}),
+    },
+  };
 }
 
 /**
@@ -56,12 +71,12 @@ export function createReclaimer(
   secret: Buffer,
   select: (studioId: string | null, assetIds: string[] | undefined) => Promise<Selection>,
 ) {
-  function sign(studioId: string | null, { assets, items, bytes }: Selection): Preview {
+  function sign(studioId: string | null, { assets, items, bytes, files }: Selection): Preview {
     const token = createHmac('sha256', secret)
       .update(`assets:reclaim\n${studioId ?? '*'}\n${assets.join(',')}\n${items.join(',')}\n${bytes}`)
       .digest('base64url')
       .slice(0, 32);
-    return { preview: token, assets, items, bytes };
+    return { preview: token, assets, items, bytes, ...(files ? { files } : {}) };
   }
 
   return {

@@ -88,6 +88,18 @@ export const reclaimPreview = z.object({
   assets: z.array(z.string()),
   items: z.array(z.string()),
   bytes: z.number().int(),
+  files: z
+    .array(
+      z.object({
+        id: z.string(),
+        name: z.string().nullable().meta({ description: "The file's name as the studio stored it; null once no studio can read it." }),
+        kind: z.string(),
+        bytes: z.number().int(),
+        studio_id: z.string().nullable().meta({ description: 'The caller, or (the launcher) the first studio that could read it.' }),
+      }),
+    )
+    .optional()
+    .meta({ description: 'The launcher\'s preview only: the first 200 of `assets` with their names and sizes, for a person to check (not part of `preview`).' }),
 });
 export const reclaimResult = z.object({ reclaimed: z.array(z.string()), bytes_freed: z.number().int() });
 

@@ -46,6 +46,15 @@ export interface AssetUsage {
 
 export type NewAsset = Omit<AssetRow, 'referenced_at' | 'reclaimed_at'>;
 
+/** One asset of a reclaim preview, for people: null name and studio once no studio can read it (after a purge). */
+export interface ReclaimFile {
+  id: string;
+  name: string | null;
+  kind: string;
+  bytes: number;
+  studio_id: string | null;
+}
+
 export interface Candidate {
   id: string;
   sha256: string;
@@ -90,6 +99,15 @@ export function createAssetsStore(db: Db) {
   const stmts = {
     view: db.prepare<[string, string], AssetView>(ASSETS_SQL.view),
     bySha: db.prepare<[string], AssetRow>(ASSETS_SQL.bySha),
+    describe: db.prepare<{ studio: string | null; ids: string }, ReclaimFile>(
+      `SELECT a.id, a.kind, a.size AS bytes, g.filename AS name, g.studio_id
+       FROM assets a
+       LEFT JOIN asset_access g ON g.asset_id = a.id AND g.studio_id = (
+         SELECT x.studio_id FROM asset_access x WHERE x.asset_id = a.id AND (@studio IS NULL OR x.studio_id = @studio)
+         ORDER BY x.granted_at, x.studio_id LIMIT 1)
+       WHERE a.id IN (SELECT value FROM json_each(@ids))
+       ORDER BY a.id`,
+    ),
     firstReader: db.prepare<[string], { studio_id: string }>(
       'SELECT studio_id FROM asset_access WHERE asset_id = ? ORDER BY granted_at, studio_id LIMIT 1',
     ),
@@ -220,6 +238,12 @@ export function createAssetsStore(db: Db) {
     candidates(studioId: string | null): Candidate[] {
       candidatesStmt ??= prepareCandidates();
       return studioId === null ? candidatesStmt.all.all() : candidatesStmt.studio.all(studioId);
+    },
+
+    /** What the launcher's reclaim preview shows of each asset: its name and studio (the caller's grant, or the first one), kind and size. */
+    describe(assetIds: readonly string[], studioId: string | null): ReclaimFile[] {
+      if (assetIds.length === 0) return [];
+      return stmts.describe.all({ studio: studioId, ids: JSON.stringify(assetIds) });
     },
 
     /** Dead rows of every source that go with these assets (the preview's `items`). */

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
     'port_conflict', 'heavy_conflict', 'not_installed', 'conflict', 'in_use', 'missing',
     'confirm_required', 'preview_changed', 'not_reclaimable', 'approval_required',
     'id_taken', 'not_fetched', 'already_exists', 'already_exporting', 'no_timeline',
+    'not_retryable',
   ],
   410: ['asset_missing'],
   413: ['too_large'],

@@ -6,6 +6,7 @@ import type { Db } from '../db/open';
 import type { JobsDomain } from '../jobs';
 import type { StudiosStore } from '../studios';
 import { createLifecycle, type LifecycleDeps } from './lifecycle';
+import { listExamples, SHIPPED_EXAMPLES } from './examples';
 import { launcherRoutes } from './routes';
 import { createRuntime } from './runtime';
 import { createLauncherStore, type InstalledStudio } from './store';
@@ -37,6 +38,8 @@ export interface LauncherOptions {
   declareIndexes: LifecycleDeps['declareIndexes'];
   readyTimeoutMs?: number;
   killGraceMs?: number;
+  /** Where the example studios are (tests); the shipped folder by default. */
+  examplesDir?: string;
 }
 
 /**
@@ -97,7 +100,16 @@ export function createLauncher(o: LauncherOptions) {
     runtime,
     lifecycle,
     studioJson,
-    routes: () => launcherRoutes({ store, runtime, lifecycle, jobs: o.jobs, cursors: o.cursors, studioJson }),
+    routes: () =>
+      launcherRoutes({
+        store,
+        runtime,
+        lifecycle,
+        jobs: o.jobs,
+        cursors: o.cursors,
+        studioJson,
+        examples: () => listExamples(o.examplesDir ?? SHIPPED_EXAMPLES, (id) => store.get(id) !== null),
+      }),
     close: (graceMs: number) => runtime.close(graceMs),
   };
 }

@@ -118,18 +118,29 @@ export function createLifecycle(d: LifecycleDeps) {
     return handle;
   }
 
-  /** After the install job: the build and download jobs, then `installed`; any failure leaves `failed`. */
-  async function finishInstall(first: Promise<JobRow>, s: InstalledStudio): Promise<void> {
+  /** The later phases of an install, in order. */
+  type LaterPhase = 'build' | 'download';
+
+  /** One later phase as its own job, or null when the manifest has none of it; `downloads` receives what it verified. */
+  function startPhase(s: InstalledStudio, phase: LaterPhase, downloads: VerifiedDownload[]): { job: JobRow; done: Promise<JobRow> } | null {
     const m = s.manifest;
-    let job = await first;
-    if (job.state === 'succeeded' && (m.build ?? []).length > 0) {
-      job = await phaseJob(s, 'build', `Build ${m.name} ${m.version}`, (ctx) => ctx.runSteps(stepsOf(m, 'build', s.app_dir))).done;
+    if (phase === 'build') {
+      if ((m.build ?? []).length === 0) return null;
+      return phaseJob(s, 'build', `Build ${m.name} ${m.version}`, (ctx) => ctx.runSteps(stepsOf(m, 'build', s.app_dir)));
     }
-    let downloads: VerifiedDownload[] = [];
-    if (job.state === 'succeeded' && (m.download ?? []).length > 0) {
-      job = await phaseJob(s, 'download', `Download files for ${m.name} ${m.version}`, async (ctx) => {
-        downloads = await downloadAll(ctx, m, s.app_dir, s.source);
-      }).done;
+    if ((m.download ?? []).length === 0) return null;
+    return phaseJob(s, 'download', `Download files for ${m.name} ${m.version}`, async (ctx) => {
+      downloads.push(...(await downloadAll(ctx, m, s.app_dir, s.source)));
+    });
+  }
+
+  /** After `first` (the install job, or a retried phase): the phases left, then `installed`; any failure leaves `failed`. */
+  async function finishInstall(first: Promise<JobRow>, s: InstalledStudio, left: LaterPhase[], downloads: VerifiedDownload[] = []): Promise<void> {
+    let job = await first;
+    for (const phase of left) {
+      if (job.state !== 'succeeded') break;
+      const next = startPhase(s, phase, downloads);
+      if (next) job = await next.done;
     }
     if (job.state === 'succeeded') {
       setState(s.id, { state: 'installed', installed: true, downloads, last_error: null });
@@ -202,11 +213,16 @@ export function createLifecycle(d: LifecycleDeps) {
         if (cancelled && !link) await removeTree(appDir);
       },
     );
-    void finishInstall(handle.done, s).catch((err) => console.error(`install of ${id}:`, err));
+    void finishInstall(handle.done, s, ['build', 'download']).catch((err) => console.error(`install of ${id}:`, err));
     return handle.job;
   }
 
-  async function update(id: string, source: string, approve: boolean): Promise<JobRow> {
+  /**
+   * `approve` is true (the person approved whatever the new version adds) or
+   * the capabilities approved for an earlier attempt (a retry asks again when
+   * the folder now adds others).
+   */
+  async function update(id: string, source: string, approve: boolean | readonly string[]): Promise<JobRow> {
     const current = d.store.require(id);
     if (!current.installed) {
       throw new ApiError(409, 'not_installed', `The studio "${id}" was never installed completely; install it again instead.`, { state: current.state });
@@ -218,12 +234,13 @@ export function createLifecycle(d: LifecycleDeps) {
       throw ApiError.badRequest(`${MANIFEST_FILE}: the new version's id is "${m.id}", not "${id}".`, { member: 'manifest.id' });
     }
     const added = m.capabilities.filter((c) => !current.manifest.capabilities.includes(c));
-    if (added.length > 0 && !approve) {
+    const unapproved = approve === true ? [] : added.filter((c) => approve === false || !approve.includes(c));
+    if (unapproved.length > 0) {
       throw new ApiError(
         409,
         'approval_required',
-        `The new version asks for capabilities the installed one does not have: ${added.join(', ')}. Send the update again with "approve": true to grant them.`,
-        { approval: { capabilities: added } },
+        `The new version asks for capabilities the installed one does not have: ${unapproved.join(', ')}. Send the update again with "approve": true to grant them.`,
+        { approval: { capabilities: unapproved } },
       );
     }
     const nextDir = current.linked ? src : join(studioRoot(id), 'app.next');
@@ -289,7 +306,40 @@ export function createLifecycle(d: LifecycleDeps) {
         if (!current.linked) await removeTree(nextDir);
       },
     );
+    d.store.putUpdateSource(handle.job.id, id, src, added);
     return handle.job;
+  }
+
+  /**
+   * `POST /launcher/jobs/{id}:retry` (docs/api.md): a failed (or interrupted)
+   * install, build, download or update runs again as a new job. An install
+   * starts over from the studio's source; a build or download resumes the
+   * install from that phase on the copied app folder (a partial download
+   * resumes with Range); an update runs again from the folder it was asked
+   * for, with the capabilities approved then. Refusals before any job: 409
+   * `not_retryable` (`details.reason`), else the install's or update's own.
+   */
+  async function retry(job: JobRow): Promise<JobRow> {
+    const refuse = (reason: string, message: string) => new ApiError(409, 'not_retryable', message, { reason, state: job.state, kind: job.kind });
+    if (!RETRYABLE_KINDS.includes(job.kind)) throw refuse('kind', `A ${job.kind} job cannot be retried; only install, build, download and update jobs can.`);
+    if (job.state !== 'failed') throw refuse('state', `The job ${job.state === 'succeeded' ? 'succeeded' : `is ${job.state}`}; only a failed or interrupted job can be retried.`);
+    const s = job.studio_id ? d.store.get(job.studio_id) : null;
+    if (!s) throw refuse('gone', `The studio "${job.studio_id}" is no longer installed; install it again from its folder.`);
+    if (job.kind === 'update') {
+      const asked = d.store.updateSource(job.id);
+      if (!asked) throw refuse('no_source', 'This update was asked before Backlot kept its folder; update the studio from its folder again.');
+      return update(s.id, asked.source, asked.approved);
+    }
+    if (s.installed) throw refuse('superseded', `${s.name} has been installed since; there is nothing to retry.`);
+    if (job.kind === 'install') return install(s.source, s.linked);
+    requireIdle(s.id);
+    const from = job.kind as LaterPhase;
+    if ((s.manifest[from] ?? []).length === 0) throw refuse('superseded', `${s.name} ${s.version} has no ${from} step any more; install it again.`);
+    setState(s.id, { state: 'installing', last_error: null });
+    const downloads: VerifiedDownload[] = [];
+    const first = startPhase(s, from, downloads)!;
+    void finishInstall(first.done, s, from === 'build' ? ['download'] : [], downloads).catch((err) => console.error(`retry of ${job.id}:`, err));
+    return first.job;
   }
 
   async function uninstall(id: string, confirm: boolean, purge: boolean): Promise<JobRow> {
@@ -336,8 +386,12 @@ export function createLifecycle(d: LifecycleDeps) {
     link: (source: string) => install(source, true),
     update,
     uninstall,
+    retry,
   };
 }
+
+/** The job kinds `:retry` runs again. */
+export const RETRYABLE_KINDS: readonly string[] = ['install', 'build', 'download', 'update'];
 
 export type Lifecycle = ReturnType<typeof createLifecycle>;
 

@@ -40,6 +40,11 @@ export const manifestSchema = z
     name: z.string().min(1).max(100),
     version: z.string().min(1).max(64),
     description: z.string().max(2000).optional(),
+    needs: z
+      .array(z.string().min(1).max(60))
+      .max(10)
+      .optional()
+      .meta({ description: 'What the studio needs beyond Backlot itself, in words ("ffmpeg"): shown before it is installed.' }),
     capabilities: z
       .array(z.enum(CAPABILITIES))
       .max(CAPABILITIES.length)

@@ -5,7 +5,7 @@ import { parseLastEventId } from '../core/sse';
 import { jobJson, jobPageSchema, jobSchema, type JobRow, type JobsDomain } from '../jobs';
 import type { Lifecycle } from './lifecycle';
 import type { Runtime } from './runtime';
-import { jobListQuery, jobParams, sourceBody, studio, studioListQuery, studioPage, studioParams, uninstallBody, updateBody } from './schema';
+import { exampleList, jobListQuery, jobParams, sourceBody, studio, studioListQuery, studioPage, studioParams, uninstallBody, updateBody } from './schema';
 import type { InstalledStudio, LauncherStore } from './store';
 
 /**
@@ -24,6 +24,8 @@ import type { InstalledStudio, LauncherStore } from './store';
  *   GET  /launcher/jobs/{id}                    one job
  *   GET  /launcher/jobs/{id}/logs               its log stream
  *   POST /launcher/jobs/{id}:cancel             cancel any running job
+ *   POST /launcher/jobs/{id}:retry              run a failed install, build, download or update again
+ *   GET  /launcher/examples                     the example studios that ship with Backlot
  *   GET  /launcher/events                       `job` and `studio` events
  */
 
@@ -34,6 +36,7 @@ export interface LauncherRoutesDeps {
   jobs: JobsDomain;
   cursors: CursorCodec;
   studioJson(s: InstalledStudio): Record<string, unknown>;
+  examples(): Promise<unknown[]>;
 }
 
 export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
@@ -237,6 +240,34 @@ export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
         await jobs.cancelJob(params.id);
         return { status: 204 };
       },
+    }),
+    route({
+      method: 'POST',
+      path: '/launcher/jobs/{id}:retry',
+      summary: 'Run a failed install, build, download or update job again',
+      description:
+        'For a job that failed or was interrupted by a restart: answers the new job. An install starts over from the studio\'s source, ' +
+        'a build or download resumes the install from that phase, an update runs again from the folder it was asked for. ' +
+        '409 `not_retryable` (`details.reason`: `kind`, `state`, `gone`, `superseded`, `no_source`); otherwise the install\'s ' +
+        'or update\'s own refusals (409 `id_taken`, `in_use`, `approval_required`; 422 `not_launchable`, `blocked`, `not_linkable`; 400 a bad manifest).',
+      capability: 'launcher',
+      params: jobParams,
+      visible: visibleJob,
+      success: { status: 202, description: 'The new job', schema: jobSchema },
+      errors: [400, 404, 409, 422],
+      handle: async ({ seen }) => jobReply(202, await lifecycle.retry(seen)),
+    }),
+    route({
+      method: 'GET',
+      path: '/launcher/examples',
+      summary: 'List the example studios that ship with Backlot',
+      description:
+        'Each with its absolute folder (install it with `POST /launcher/studios:install {"source": folder}`), what it needs, ' +
+        'and whether a studio with its id is installed.',
+      capability: 'launcher',
+      success: { status: 200, description: 'ExampleList', schema: exampleList },
+      errors: [],
+      handle: async () => ({ status: 200, body: { items: await d.examples() } }),
     }),
     route({
       method: 'GET',

@@ -46,3 +46,18 @@ export const studio = z
   })
   .meta({ id: 'Studio' });
 export const studioPage = z.object({ items: z.array(studio), next_cursor: z.string().nullable() });
+
+export const example = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    version: z.string(),
+    description: z.string().nullable(),
+    needs: z.array(z.string()).meta({ description: 'What it needs beyond Backlot itself, in words (the manifest\'s `needs`), e.g. "ffmpeg".' }),
+    heavy: z.boolean(),
+    capabilities: z.array(z.enum(CAPABILITIES)),
+    source: z.string().meta({ description: 'The absolute folder it ships in: the `source` to install it from.' }),
+    installed: z.boolean().meta({ description: 'A studio with its id is installed (in any state).' }),
+  })
+  .meta({ id: 'Example' });
+export const exampleList = z.object({ items: z.array(example) });

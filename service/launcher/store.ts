@@ -62,6 +62,9 @@ export function createLauncherStore(db: Db) {
         token_hash = excluded.token_hash, last_error = excluded.last_error, updated_at = excluded.updated_at`,
     ),
     remove: db.prepare('DELETE FROM installed_studios WHERE id = ?'),
+    putUpdateSource: db.prepare('INSERT OR REPLACE INTO update_sources (job_id, studio_id, source, approved) VALUES (?, ?, ?, ?)'),
+    getUpdateSource: db.prepare<[string], { source: string; approved: string }>('SELECT source, approved FROM update_sources WHERE job_id = ?'),
+    removeUpdateSources: db.prepare('DELETE FROM update_sources WHERE studio_id = ?'),
     insertCode: db.prepare('INSERT INTO login_codes (hash, expires_at) VALUES (?, ?)'),
     spendCode: db.prepare('UPDATE login_codes SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?'),
     pruneCodes: db.prepare('DELETE FROM login_codes WHERE expires_at < ?'),
@@ -118,6 +121,15 @@ export function createLauncherStore(db: Db) {
     },
     remove(id: string): void {
       stmts.remove.run(id);
+      stmts.removeUpdateSources.run(id);
+    },
+    /** What an update job was asked to install (migration 0014): kept for its retry. */
+    putUpdateSource(jobId: string, studioId: string, source: string, approved: readonly string[]): void {
+      stmts.putUpdateSource.run(jobId, studioId, source, JSON.stringify(approved));
+    },
+    updateSource(jobId: string): { source: string; approved: string[] } | null {
+      const row = stmts.getUpdateSource.get(jobId);
+      return row ? { source: row.source, approved: JSON.parse(row.approved) as string[] } : null;
     },
     transaction<T>(fn: () => T): T {
       return db.transaction(fn).immediate();

@@ -12,7 +12,26 @@ import { requestSource, requireServiceOrigin } from '../core/origin';
  * so the pages run under `script-src 'self'`.
  *
  *   GET /ui/{launcher,editor}.{js,css}[.map]   the built files (no credential: code, not data)
+ *   GET /favicon.ico, /favicon.svg              the pages' icon (no credential: a browser asks for it
+ *                                               on every page load, and a 401 there is noise in every console)
  */
+
+/** Backlot's icon: a clapperboard-coloured square with a "B" (SVG, which browsers take for favicon.ico too). */
+const FAVICON = Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2f5bd3"/>' +
+    '<path d="M10 7h7.5a5 5 0 0 1 3.2 8.8A5.3 5.3 0 0 1 18 25H10z" fill="#fff"/>' +
+    '<path d="M14 11v3.6h3.2a1.8 1.8 0 0 0 0-3.6zm0 7.3V21h3.6a1.8 1.8 0 0 0 0-3.7z" fill="#2f5bd3"/></svg>',
+);
+
+/** The icon, on the service's own origin only (a studio's origin serves its own). */
+function favicon(ctx: Context, next: Next): Promise<void> | void {
+  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Cache-Control', 'max-age=86400');
+  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; sandbox");
+  ctx.type = 'image/svg+xml';
+  ctx.body = FAVICON;
+}
 
 /** The pages' policy: their own scripts, styles, images and media, and HTTP to their own origin only. */
 export const APP_CSP = [
@@ -54,6 +73,7 @@ export function uiMiddleware(options: { port: () => number; dir?: string }) {
   };
 
   return async (ctx: Context, next: Next): Promise<void> => {
+    if (ctx.path === '/favicon.ico' || ctx.path === '/favicon.svg') return favicon(ctx, next);
     if (!ctx.path.startsWith('/ui/')) return next();
     const m = FILE.exec(ctx.path);
     if (!m || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
@@ -87,6 +107,7 @@ export function appShell(page: 'launcher' | 'editor', title: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>${title}</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg">
 <link rel="stylesheet" href="/ui/${page}.css">
 <script src="/ui/${page}.js" defer></script>
 </head>

@@ -4,7 +4,7 @@ import { mediaUrl, openMedia, showMedia } from '../lib/media';
 import { EventStream } from '../lib/sse';
 import { h, replace } from '../lib/dom';
 import { when } from '../lib/format';
-import type { Job } from '../lib/job';
+import type { Clip, ExportPlan, Job, Timeline, TimelineRevision } from '../lib/api-types';
 import {
   frameRate,
   framesToSeconds,
@@ -29,47 +29,6 @@ import {
  * under the playhead, the export plan, and exports with live progress and
  * Cancel (from /api/v1/launcher/events).
  */
-
-interface Clip {
-  asset_id: string;
-  start: number;
-  in: number;
-  duration: number;
-  transition?: { kind: 'crossfade'; duration: number };
-}
-
-interface Timeline {
-  id: string;
-  studio_id: string;
-  name: string;
-  revision: number;
-  duration: number;
-  target: { fps: number; width: number; height: number; sample_rate: number };
-  tracks: Record<string, Clip[]>;
-  updated_at: string;
-}
-
-interface Revision {
-  revision: number;
-  name: string;
-  tracks: Record<string, Clip[]>;
-  created_at: string;
-}
-
-
-interface PlanClip {
-  track: string;
-  index: number;
-  asset_id: string;
-  path: 'copy' | 'conform';
-  reason: string | null;
-}
-
-interface Plan {
-  preset: string;
-  path: 'copy' | 'conform';
-  clips: PlanClip[];
-}
 
 interface AssetInfo {
   kind: 'image' | 'video' | 'audio' | 'unknown';
@@ -107,7 +66,7 @@ let playhead = 0; // frames
 let selection: Selection = null;
 let snapping = true;
 let saving = false;
-let revisions: Revision[] = [];
+let revisions: TimelineRevision[] = [];
 const exportJobs = new Map<string, Job>();
 const cancelling = new Set<string>();
 const assets = new Map<string, AssetInfo>();
@@ -1003,7 +962,7 @@ function loadAsset(id: string): Promise<void> {
 async function loadRevisions(): Promise<void> {
   if (!tl) return;
   try {
-    const page = await call<Page<Revision>>(`${base()}/revisions${query({ limit: 100 })}`);
+    const page = await call<Page<TimelineRevision>>(`${base()}/revisions${query({ limit: 100 })}`);
     revisions = page.items;
   } catch (err) {
     revisions = [];
@@ -1046,7 +1005,7 @@ async function loadPlan(): Promise<void> {
   const seq = ++planSeq;
   planView.setAttribute('aria-busy', 'true');
   try {
-    const plan = await call<Plan>(`${base()}:plan${query({ preset })}`);
+    const plan = await call<ExportPlan>(`${base()}:plan${query({ preset })}`);
     if (seq !== planSeq) return;
     drawPlan(plan);
   } catch (err) {
@@ -1062,7 +1021,7 @@ async function loadPlan(): Promise<void> {
   }
 }
 
-function drawPlan(plan: Plan): void {
+function drawPlan(plan: ExportPlan): void {
   const headline =
     plan.path === 'copy'
       ? 'Plan: copy (lossless). Every clip is joined as it is, without encoding.'
@@ -1131,6 +1090,8 @@ function drawExports(): void {
       cancel.addEventListener('click', () => void cancelExport(job));
     }
     const pct = job.progress_den > 0 ? Math.min(100, Math.round((job.progress_num / job.progress_den) * 100)) : null;
+    const itemId = typeof job.data.item_id === 'string' ? job.data.item_id : null;
+    const assetId = typeof job.data.asset_id === 'string' ? job.data.asset_id : null;
     return h(
       'li',
       { class: 'export', 'data-job': job.id, 'data-state': job.state, tabindex: -1 },
@@ -1141,8 +1102,8 @@ function drawExports(): void {
         { class: 'export-meta' },
         h('span', { class: `state state-${job.state}` }, asked && !finished ? 'cancelling' : job.state),
         !finished && pct !== null ? h('span', { class: 'muted' }, `${pct}%`) : null,
-        job.state === 'succeeded' && job.data?.item_id ? h('a', { href: `/#gallery/${job.data.item_id}`, class: 'gallery-link' }, 'Open in the gallery') : null,
-        job.state === 'succeeded' && job.data?.asset_id ? playLink(job.data.asset_id) : null,
+        job.state === 'succeeded' && itemId ? h('a', { href: `/#gallery/${itemId}`, class: 'gallery-link' }, 'Open in the gallery') : null,
+        job.state === 'succeeded' && assetId ? playLink(assetId) : null,
         job.last_error ? h('span', { class: 'error' }, job.last_error) : null,
         cancel,
       ),

@@ -5,6 +5,7 @@ import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagin
 import { actingPrincipal, findRoute, IF_MATCH_HEADER, launcherMirror, route, type Method, type Route } from '../core/route';
 import { jobJson, jobPageSchema, jobSchema, type JobsDomain } from '../jobs';
 import type { Exporter } from './export';
+import { launcherTimelineRoutes } from './launcher-routes';
 import type { TimelineOps } from './operations';
 import {
   exportParams,
@@ -39,11 +40,12 @@ import type { RevisionRow, TimelineRow, TimelineStore, Viewer } from './store';
  *   POST   /timeline/{id}:open           show it on every connected editor page
  *   POST   /timeline:append              one asset at the end of a track
  *
- * The launcher's side (decisions §10; docs/api.md §Launcher "The opened sequence"): the
+ * The launcher's side (docs/api.md §Launcher "The opened sequence"): the
  * routes of one sequence mirrored under /launcher/timeline/{id}, the same handlers acting
  * as the sequence's owning studio, for a live sequence that is open on the editor surface
  * (its studio's `:open` reached a page while this service runs): GET, PATCH, /revisions,
- * :revert, :plan, :export, /exports, /exports/{job}:cancel.
+ * :revert, :plan, :export, /exports, /exports/{job}:cancel. The launcher's own list of
+ * every studio's sequences and its :open are in launcher-routes.ts.
  */
 export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; exporter: Exporter; jobs: JobsDomain; cursors: CursorCodec }): Route[] {
   const { store, ops, exporter, jobs, cursors } = deps;
@@ -282,6 +284,7 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
   ];
   return [
     ...routes,
+    ...launcherTimelineRoutes({ store, ops, cursors }),
     ...mirrored.map(([method, path]) => {
       const r = findRoute(routes, method, path);
       return launcherMirror(r, {

@@ -214,3 +214,8 @@ export const timelineOpened = z.object({ opened: z.literal(true), surface: z.str
 
 export const idParams = z.strictObject({ id });
 export const listQuery = z.strictObject({ ...pageQuery });
+export const launcherListQuery = z.strictObject({
+  studio: z.string().regex(/^[a-z][a-z0-9-]{1,31}$/, 'must be a studio id').optional().meta({ description: "Only this studio's sequences." }),
+  q: z.string().min(1).max(200).optional().meta({ description: 'Only sequences whose name contains this text (any case).' }),
+  ...pageQuery,
+});

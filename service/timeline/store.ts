@@ -30,6 +30,11 @@ export interface TimelineRow {
   deleted_at: string | null;
 }
 
+/** A row with its write order (the launcher's list pages by it). */
+export interface TouchedRow extends TimelineRow {
+  touched: number;
+}
+
 export interface RevisionRow {
   revision: number;
   name: string;
@@ -50,6 +55,11 @@ export const TIMELINE_SQL = {
   listOwn: `SELECT ${COLUMNS} FROM timelines WHERE studio_id = @studio AND deleted_at IS NULL AND id < @after ORDER BY id DESC LIMIT @limit`,
   listAll: `SELECT ${COLUMNS} FROM timelines WHERE deleted_at IS NULL AND id < @after ORDER BY id DESC LIMIT @limit`,
   mostRecent: `SELECT ${COLUMNS} FROM timelines WHERE studio_id = ? AND deleted_at IS NULL ORDER BY touched DESC LIMIT 1`,
+  /** The launcher's list: every studio's live sequences, most recently written first (`touched` grows with every write, as `updated_at` does). */
+  launcherAll: `SELECT ${COLUMNS}, touched FROM timelines WHERE deleted_at IS NULL AND touched < @after
+    AND (@q IS NULL OR instr(lower(name), lower(@q)) > 0) ORDER BY touched DESC LIMIT @limit`,
+  launcherByStudio: `SELECT ${COLUMNS}, touched FROM timelines WHERE studio_id = @studio AND deleted_at IS NULL AND touched < @after
+    AND (@q IS NULL OR instr(lower(name), lower(@q)) > 0) ORDER BY touched DESC LIMIT @limit`,
   revisions: `SELECT revision, name, target, tracks, created_at FROM timeline_revisions
     WHERE timeline_id = @id AND revision < @after ORDER BY revision DESC LIMIT @limit`,
 };
@@ -63,6 +73,8 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
     listOwn: db.prepare<{ studio: string; after: string; limit: number }, TimelineRow>(TIMELINE_SQL.listOwn),
     listAll: db.prepare<{ after: string; limit: number }, TimelineRow>(TIMELINE_SQL.listAll),
     mostRecent: db.prepare<[string], TimelineRow>(TIMELINE_SQL.mostRecent),
+    launcherAll: db.prepare<{ after: number; q: string | null; limit: number }, TouchedRow>(TIMELINE_SQL.launcherAll),
+    launcherByStudio: db.prepare<{ studio: string; after: number; q: string | null; limit: number }, TouchedRow>(TIMELINE_SQL.launcherByStudio),
     insert: db.prepare(
       `INSERT INTO timelines (id, studio_id, name, target, tracks, revision, duration, touched, created_at, updated_at)
        VALUES (@id, @studio_id, @name, @target, @tracks, 1, @duration,
@@ -133,6 +145,12 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
       return viewer.readAll
         ? stmts.listAll.iterate({ after: position, limit })
         : stmts.listOwn.iterate({ studio: viewer.studioId, after: position, limit });
+    },
+
+    /** Every studio's live sequences (or one studio's; names containing `q`, any case), most recently written first, after the cursor's `touched`. */
+    launcherRows(filter: { studio?: string; q?: string }, after: number | null, limit: number): IterableIterator<TouchedRow> {
+      const common = { after: after ?? Number.MAX_SAFE_INTEGER, q: filter.q ?? null, limit };
+      return filter.studio === undefined ? stmts.launcherAll.iterate(common) : stmts.launcherByStudio.iterate({ ...common, studio: filter.studio });
     },
 
     /** The caller's most recently written live sequence (append without timeline_id). */

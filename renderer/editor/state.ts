@@ -25,6 +25,8 @@ export interface State {
   cancelling: Set<string>;
   /** An export was asked for and its job is not back yet. */
   exportStarting: boolean;
+  /** The file name each export of this page asked for (its Download keeps it). */
+  exportNames: Map<string, string>;
   assets: Map<string, AssetInfo>;
   preset: Preset;
   /** The export plan for `preset`: loading, the plan, or why there is none (a 422's clip reasons). */
@@ -62,6 +64,7 @@ export const state: State = {
   exportJobs: new Map(),
   cancelling: new Set(),
   exportStarting: false,
+  exportNames: new Map(),
   assets: new Map(),
   preset: 'auto',
   plan: null,

@@ -74,10 +74,28 @@ export function laneItems(clips: readonly Span[], range: FrameRange, pxPerFrame:
     }
   }
   close();
-  const last = out.length;
   for (const index of keep) {
     const c = clips[index];
     if (c && c.start >= range.to) out.push({ kind: 'clip', index });
   }
-  return last === out.length ? out : out;
+  return out;
 }
+
+/**
+ * CSS that crops a waveform picture of the whole source (its x axis exactly
+ * 0..`sourceS` seconds) to a clip's `inS`..`inS + durS`, for an element as
+ * wide as the clip: the picture is `sourceS / durS` of the element's width
+ * and shifted left by `inS / durS` of it. Written as percentages, so it
+ * holds at every zoom without being set again. A background-position
+ * percentage p places the picture at p × (box − picture), hence
+ * p = inS / (sourceS − durS).
+ */
+export function waveformCrop(inS: number, durS: number, sourceS: number): { size: string; position: string } | null {
+  if (!(durS > 0) || !(sourceS > 0) || inS < 0) return null;
+  const size = (sourceS / durS) * 100;
+  const gap = sourceS - durS;
+  const position = Math.abs(gap) < 1e-9 ? 0 : (inS / gap) * 100;
+  return { size: `${round(size)}% 100%`, position: `${round(position)}% 0` };
+}
+
+const round = (n: number) => Math.round(n * 1e4) / 1e4;

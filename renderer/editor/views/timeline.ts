@@ -7,7 +7,9 @@ import { setPlayhead, setZoom, zoomToFit } from '../actions/transport';
 import { moveClip, tickStep, trimClip, ZOOMS, type SnapTarget } from '../frames';
 import { clipLabel, clipName, frames, isStill, px, requestRender, tc, totalFrames, trackNames, view, type Viewport } from '../read';
 import type { Clip } from '../types';
+import { laneItems, visibleFrames, type Span } from '../visible';
 import { poster } from './posters';
+import { waveformFor } from './waveform';
 
 /** Pixels an edge must come within to snap. */
 const SNAP_PX = 8;
@@ -73,48 +75,111 @@ function place(el: HTMLElement, startFrame: number, lengthFrames: number): void 
   el.style.width = `${Math.max(2, lengthFrames * px())}px`;
 }
 
-export function drawTimeline(): void {
-  const tl = view.tl;
-  if (!tl) return;
-  canvas.style.width = `${LABEL_PX + canvasFrames() * px()}px`;
-  canvas.dataset.pxPerFrame = String(px());
-  const budget = { left: MAX_VIDEO_THUMBS };
+/** Each track's lane of the last draw, and its clips in frames (what laneItems reads). */
+let laneEls = new Map<string, { lane: HTMLElement; spans: Span[] }>();
+/** Clip elements in the page by `track:index`, reused while only the scroll changes. */
+let drawn = new Map<string, HTMLElement>();
+/** While a clip is dragged its element must stay: scrolling draws nothing new meanwhile. */
+let gesture = false;
+/** A clip to keep drawn wherever it is (the one the keyboard moved to). */
+let pinned: string | null = null;
+
+const keyOf = (track: string, index: number) => `${track}:${index}`;
+
+function clipElement(name: string, c: Clip, index: number, budget: { left: number }): HTMLElement {
   const selection = view.selection;
-  const rows = trackNames().map((name) => {
-    const lane = h('div', { class: 'lane', 'data-track': name });
-    (tl.tracks[name] ?? []).forEach((c, index) => {
-      const isSelected = selection?.track === name && selection.index === index;
-      const el = h(
-        'button',
-        {
-          type: 'button',
-          class: `clip clip-${name[0] === 'V' ? 'video' : 'audio'}${isSelected ? ' selected' : ''}`,
-          'aria-pressed': isSelected ? 'true' : 'false',
-          'aria-label': clipLabel(name, c),
-          'data-track': name,
-          'data-index': index,
-          'data-start': frames(c.start),
-          'data-length': frames(c.duration),
-        },
-        h('span', { class: 'handle handle-start', 'aria-hidden': 'true', 'data-edge': 'start' }),
-        thumbFor(c, budget),
-        h('span', { class: 'clip-text', 'aria-hidden': 'true' }, clipName(c)),
-        h('span', { class: 'handle handle-end', 'aria-hidden': 'true', 'data-edge': 'end' }),
-      );
-      place(el, frames(c.start), frames(c.duration));
-      el.addEventListener('pointerdown', (e) => startGesture(e, el, name, index));
-      el.addEventListener('click', () => select({ track: name, index }));
-      el.addEventListener('keydown', (e) => dispatch(e, 'clip', { track: name, index }));
-      lane.append(el);
-    });
-    return h('div', { class: 'track', role: 'group', 'aria-label': `Track ${name}` }, h('span', { class: 'track-name', 'aria-hidden': 'true' }, name), lane);
-  });
-  const focused = document.activeElement instanceof HTMLElement && lanes.contains(document.activeElement) ? document.activeElement : null;
-  const focusKey = focused ? `${focused.dataset.track}:${focused.dataset.index}` : null;
-  lanes.replaceChildren(...rows);
-  if (focusKey) lanes.querySelector<HTMLElement>(`.clip[data-track="${focusKey.split(':')[0]}"][data-index="${focusKey.split(':')[1]}"]`)?.focus();
+  const isSelected = selection?.track === name && selection.index === index;
+  const audio = name[0] === 'A';
+  const el = h(
+    'button',
+    {
+      type: 'button',
+      class: `clip clip-${audio ? 'audio' : 'video'}${isSelected ? ' selected' : ''}`,
+      'aria-pressed': isSelected ? 'true' : 'false',
+      'aria-label': clipLabel(name, c),
+      'data-track': name,
+      'data-index': index,
+      'data-start': frames(c.start),
+      'data-length': frames(c.duration),
+    },
+    audio ? waveformFor(c, lanes) : null,
+    h('span', { class: 'handle handle-start', 'aria-hidden': 'true', 'data-edge': 'start' }),
+    thumbFor(c, budget),
+    h('span', { class: 'clip-text', 'aria-hidden': 'true' }, clipName(c)),
+    h('span', { class: 'handle handle-end', 'aria-hidden': 'true', 'data-edge': 'end' }),
+  );
+  place(el, frames(c.start), frames(c.duration));
+  el.addEventListener('pointerdown', (e) => startGesture(e, el, name, index));
+  el.addEventListener('click', () => select({ track: name, index }));
+  el.addEventListener('keydown', (e) => dispatch(e, 'clip', { track: name, index }));
+  return el;
+}
+
+/** Clips narrower than this many pixels are drawn as one summary per run (a clip is drawn at least 2 px wide). */
+const SUMMARY_PX = 2;
+
+function summaryElement(name: string, s: { start: number; end: number; count: number }): HTMLElement {
+  const label = `${s.count} clip${s.count === 1 ? '' : 's'}, ${tc(s.start)} to ${tc(s.end)}: zoom in to see them`;
+  const el = h('span', { class: `clip-summary clip-summary-${name[0] === 'A' ? 'audio' : 'video'}`, role: 'img', 'aria-label': label, title: label, 'data-count': s.count });
+  place(el, s.start, s.end - s.start);
+  return el;
+}
+
+/** The lanes (one per track), then only the clips in and near the view (visible.ts). */
+export function drawTimeline(): void {
+  const focusKey = layout();
+  if (focusKey === undefined) return;
+  drawLanes(focusKey);
   drawRuler();
   drawPlayhead();
+}
+
+/** The canvas's width and one empty lane per track; the focused clip's key (undefined: no sequence). */
+function layout(): string | null | undefined {
+  const tl = view.tl;
+  if (!tl) return undefined;
+  canvas.style.width = `${LABEL_PX + canvasFrames() * px()}px`;
+  canvas.dataset.pxPerFrame = String(px());
+  const focused = document.activeElement instanceof HTMLElement && lanes.contains(document.activeElement) ? document.activeElement : null;
+  const focusKey = focused?.dataset.track ? keyOf(focused.dataset.track, Number(focused.dataset.index)) : null;
+  laneEls = new Map();
+  const rows = trackNames().map((name) => {
+    const lane = h('div', { class: 'lane', 'data-track': name });
+    laneEls.set(name, { lane, spans: (tl.tracks[name] ?? []).map((c) => ({ start: frames(c.start), length: frames(c.duration) })) });
+    return h('div', { class: 'track', role: 'group', 'aria-label': `Track ${name}` }, h('span', { class: 'track-name', 'aria-hidden': 'true' }, name), lane);
+  });
+  drawn = new Map();
+  lanes.replaceChildren(...rows);
+  return focusKey;
+}
+
+/** Fills each lane with what is in view; elements already drawn are kept, so a scroll builds only what came into view. */
+function drawLanes(focusKey: string | null = null): void {
+  const tl = view.tl;
+  if (!tl) return;
+  const active = document.activeElement instanceof HTMLElement && lanes.contains(document.activeElement) ? document.activeElement : null;
+  focusKey ??= active?.dataset.track ? keyOf(active.dataset.track, Number(active.dataset.index)) : null;
+  const keepKeys = [focusKey, pinned, view.selection ? keyOf(view.selection.track, view.selection.index) : null];
+  const range = visibleFrames(scroller.scrollLeft, scroller.clientWidth || 800, LABEL_PX, px());
+  const budget = { left: MAX_VIDEO_THUMBS };
+  const next = new Map<string, HTMLElement>();
+  for (const [name, { lane, spans }] of laneEls) {
+    const clips = tl.tracks[name] ?? [];
+    const keep = new Set<number>();
+    for (const k of keepKeys) if (k && k.startsWith(`${name}:`)) keep.add(Number(k.slice(name.length + 1)));
+    const children = laneItems(spans, range, px(), keep, SUMMARY_PX).map((item) => {
+      if (item.kind === 'summary') return summaryElement(name, item);
+      const key = keyOf(name, item.index);
+      const el = drawn.get(key) ?? clipElement(name, clips[item.index]!, item.index, budget);
+      next.set(key, el);
+      return el;
+    });
+    lane.replaceChildren(...children);
+  }
+  drawn = next;
+  const refocus = focusKey ? drawn.get(focusKey) : null;
+  if (refocus && document.activeElement !== refocus && (active || focusKey !== null)) refocus.focus({ preventScroll: true });
+  lanes.dataset.drawn = String(drawn.size);
 }
 
 /** The selected clip is marked without drawing the lanes again. */
@@ -182,6 +247,7 @@ function startGesture(e: PointerEvent, el: HTMLElement, track: string, index: nu
   let dragging = false;
   let result: { start: number; in: number; length: number } = { start, in: frames(c.in), length };
   el.setPointerCapture(e.pointerId);
+  gesture = true;
   const move = (ev: PointerEvent) => {
     const dx = ev.clientX - x0;
     if (!dragging && Math.abs(dx) < DRAG_PX) return;
@@ -203,6 +269,7 @@ function startGesture(e: PointerEvent, el: HTMLElement, track: string, index: nu
     say(`${edge ? 'Trim' : 'Move'}: ${tc(result.start)}–${tc(result.start + result.length)}`);
   };
   const end = () => {
+    gesture = false;
     el.removeEventListener('pointermove', move);
     el.removeEventListener('pointerup', end);
     el.removeEventListener('pointercancel', end);
@@ -232,25 +299,33 @@ export const viewport: Viewport = {
     return { frame: Math.max(0, (scroller.scrollLeft + x - LABEL_PX) / px()), x };
   },
   keep(anchor) {
-    drawTimeline();
+    // The new width first, then the scroll that keeps the anchor, then the clips there: drawn once.
+    const focusKey = layout();
     requestRender('toolbar');
     scroller.scrollLeft = Math.max(0, LABEL_PX + anchor.frame * px() - anchor.x);
+    drawLanes(focusKey ?? null);
     drawRuler();
+    drawPlayhead();
   },
   fit() {
     zoomToFit(Math.max(200, scroller.clientWidth - LABEL_PX - 24));
-    drawTimeline();
+    const focusKey = layout();
     requestRender('toolbar');
     scroller.scrollLeft = 0;
+    drawLanes(focusKey ?? null);
     drawRuler();
+    drawPlayhead();
   },
   reveal(frame) {
     const x = LABEL_PX + frame * px();
     if (x < scroller.scrollLeft + LABEL_PX + 20 || x > scroller.scrollLeft + scroller.clientWidth - 20) scroller.scrollLeft = Math.max(0, x - scroller.clientWidth / 3);
   },
   focusClip(track, index) {
+    const c = view.tl?.tracks[track]?.[index];
+    if (c) viewport.reveal(frames(c.start));
+    pinned = keyOf(track, index);
     drawTimeline();
-    lanes.querySelector<HTMLElement>(`.clip[data-track="${track}"][data-index="${index}"]`)?.focus();
+    drawn.get(pinned)?.focus();
   },
 };
 
@@ -279,9 +354,15 @@ export function wireTimeline(): void {
     },
     { passive: false },
   );
-  let rulerFrame = 0;
+  let scrollFrame = 0;
   scroller.addEventListener('scroll', () => {
-    cancelAnimationFrame(rulerFrame);
-    rulerFrame = requestAnimationFrame(drawRuler);
+    cancelAnimationFrame(scrollFrame);
+    scrollFrame = requestAnimationFrame(() => {
+      if (!gesture) drawLanes();
+      drawRuler();
+    });
+  });
+  window.addEventListener('resize', () => {
+    if (!gesture) drawLanes();
   });
 }

@@ -9,7 +9,7 @@ import { player } from './viewer';
 import { zoomFits } from './timeline';
 
 const undoButton = h('button', { type: 'button', 'aria-keyshortcuts': 'Control+Z Meta+Z' }, 'Undo');
-const playButton = h('button', { type: 'button', class: 'primary', 'aria-keyshortcuts': 'Space' }, 'Play clip at playhead');
+const playButton = h('button', { type: 'button', class: 'primary', 'aria-keyshortcuts': 'Space' }, 'Play');
 const playheadField = h('input', { type: 'text', id: 'playhead-field', class: 'time', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false' });
 const zoomOut = h('button', { type: 'button', 'aria-label': 'Zoom out', 'aria-keyshortcuts': '-' }, '−');
 const zoomIn = h('button', { type: 'button', 'aria-label': 'Zoom in', 'aria-keyshortcuts': '+' }, '+');
@@ -42,7 +42,7 @@ export function drawToolbar(): void {
   zoomOut.disabled = view.zoom === ZOOMS.length - 1;
   snapBox.checked = view.snapping;
   undoButton.disabled = !view.revisions.some((r) => r.revision === view.contentRevision - 1);
-  playButton.textContent = player.playing ? 'Pause' : 'Play clip at playhead';
+  playButton.textContent = player.playing ? 'Pause' : 'Play';
 }
 
 /** The playhead's field follows the playhead, except while the person types in it. */

@@ -139,7 +139,7 @@ describe('editor surface', { timeout: 240_000 }, () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.getByRole('button', { name: 'Fit' }).click();
     // The clip under the playhead plays from the right offset (11 frames into sunrise).
-    await page.getByRole('button', { name: 'Play clip at playhead' }).click();
+    await page.getByRole('button', { name: 'Play', exact: true }).click();
     await page.waitForFunction(() => {
       const v = document.querySelector('video.viewer') as HTMLVideoElement;
       return v.currentTime >= 0.44 && v.src.includes('/api/v1/media/');

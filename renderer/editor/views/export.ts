@@ -41,7 +41,7 @@ const nameInput = h('input', { type: 'text', id: 'export-name', class: 'export-n
 const barStatus = h('div', { class: 'bar-status', role: 'status' });
 export const exportBarEl = h(
   'section',
-  { class: 'export-bar', 'aria-label': 'Export' },
+  { class: 'export-bar', 'aria-label': 'Export this sequence' },
   h('label', { for: 'export-name' }, 'File name'),
   nameInput,
   exportButton,
@@ -67,12 +67,27 @@ export function drawPlan(): void {
   drawPlanTable(shown.plan);
 }
 
+/** Rows of the plan shown before "Show all". */
+const PLAN_ROWS = 50;
+let planAll = false;
+
+function moreButton(more: number): HTMLElement {
+  const b = h('button', { type: 'button', class: 'plan-more' }, `Show the other ${more} clips`);
+  b.addEventListener('click', () => {
+    planAll = true;
+    drawPlan();
+  });
+  return b;
+}
+
 function drawPlanTable(plan: Plan): void {
   const headline =
     plan.path === 'copy'
       ? 'Plan: copy (lossless). Every clip is joined as it is, without encoding.'
       : 'Plan: conform (encode). The picture is encoded once to H.264 at the target size and rate.';
-  const rows = plan.clips.map((c) =>
+  // A long sequence lists its first clips; the rest on request (each row is five elements).
+  const shown = planAll || plan.clips.length <= PLAN_ROWS ? plan.clips : plan.clips.slice(0, PLAN_ROWS);
+  const rows = shown.map((c) =>
     h(
       'tr',
       {},
@@ -94,6 +109,7 @@ function drawPlanTable(plan: Plan): void {
           h('tbody', {}, ...rows),
         )
       : null,
+    shown.length < plan.clips.length ? moreButton(plan.clips.length - shown.length) : null,
   );
 }
 

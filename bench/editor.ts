@@ -16,7 +16,8 @@ import { upload } from '../test/helpers/assets';
  * 2-clip one. For each:
  *
  * - open: milliseconds from the studio's `POST /timeline/{id}:open` to the
- *   sequence drawn (its clips in the page, then the next animation frame);
+ *   sequence drawn (its title and its clips, or their summary, in the page,
+ *   then the next animation frame);
  * - nodes: elements in the page once drawn;
  * - zoom: animation frames per second while every frame zooms one step with
  *   Ctrl+wheel (six steps in from Fit, six out, twice), with the 95th
@@ -24,8 +25,8 @@ import { upload } from '../test/helpers/assets';
  * - scroll: the same while every frame scrolls the timeline 150 px, at 1 px
  *   a frame;
  * - drag: the latency from a pointer move to the animation frame that draws
- *   the dragged clip's new place (median and worst of 40 moves), at 1 px a
- *   frame.
+ *   the clip's previewed new end while its end is dragged (median and worst
+ *   of 40 moves), at 1 px a frame.
  *
  * Ratios are against the 2-clip sequence and against the page's frame rate
  * doing nothing (the same page, the same run), so the machine's speed
@@ -93,7 +94,7 @@ export async function runEditorBench(): Promise<void> {
         const t0 = Date.now();
         const res = await studio.post(`/timeline/${id}:open`);
         if (res.status !== 200) throw new Error(`open: ${res.status} ${res.text}`);
-        await page.waitForFunction((n) => document.querySelector('#seq-title')?.textContent === n && document.querySelector('.clip') !== null, name, { polling: 'raf', timeout: 60_000 });
+        await page.waitForFunction((n) => document.querySelector('#seq-title')?.textContent === n && document.querySelector('.clip, .clip-summary') !== null, name, { polling: 'raf', timeout: 60_000 });
         await nextFrame(page);
         openMs = Date.now() - t0;
       }
@@ -179,9 +180,10 @@ async function nextFrame(page: Page): Promise<void> {
 }
 
 /**
- * Drags the widest clip in view by 3 px at a time, 40 times, and back to where
- * it was (so nothing is saved); each move's latency is the time from the
- * pointer event to the animation frame after the clip's style changed.
+ * Trims the widest clip in view by its end handle, 3 to 42 px shorter and
+ * back, 40 moves, then back to where it was; each move's latency is the time
+ * from the pointer event to the animation frame after the clip's style
+ * changed.
  */
 async function measureDrag(page: Page): Promise<{ median: number; max: number; moves: number }> {
   const box = await page.evaluate(() => {
@@ -207,16 +209,20 @@ async function measureDrag(page: Page): Promise<{ median: number; max: number; m
     return probe;
   });
   if (!box) return { median: NaN, max: NaN, moves: 0 };
-  const x = box.left + Math.min(box.width / 2, 30);
+  // The end handle: trimming shorter is always allowed (a move could meet the next clip).
+  const x = box.left + box.width - 3;
   const y = box.top + box.height / 2;
   await page.mouse.move(x, y);
+  // Alt suspends snapping: every move changes the clip.
+  await page.keyboard.down('Alt');
   await page.mouse.down();
-  for (let i = 1; i <= 40; i++) {
-    await page.mouse.move(x + i * 3, y);
+  for (let i = 0; i < 40; i++) {
+    await page.mouse.move(x - 3 * (1 + (i % 14)), y);
     await nextFrame(page);
   }
   await page.mouse.move(x, y, { steps: 4 });
   await page.mouse.up();
+  await page.keyboard.up('Alt');
   await nextFrame(page);
   const lat = (await page.evaluate(() => (window as unknown as { __lat: number[] }).__lat)).sort((a, b) => a - b);
   return { median: lat[Math.floor(lat.length / 2)] ?? NaN, max: lat[lat.length - 1] ?? NaN, moves: lat.length };

@@ -70,6 +70,8 @@ export function drawPlan(): void {
 /** Rows of the plan shown before "Show all". */
 const PLAN_ROWS = 50;
 let planAll = false;
+/** The sequence the plan's "Show all" was asked for; another one starts short again. */
+let planFor: string | null = null;
 
 function moreButton(more: number): HTMLElement {
   const b = h('button', { type: 'button', class: 'plan-more' }, `Show the other ${more} clips`);
@@ -81,6 +83,10 @@ function moreButton(more: number): HTMLElement {
 }
 
 function drawPlanTable(plan: Plan): void {
+  if (planFor !== view.tl?.id) {
+    planFor = view.tl?.id ?? null;
+    planAll = false;
+  }
   const headline =
     plan.path === 'copy'
       ? 'Plan: copy (lossless). Every clip is joined as it is, without encoding.'

@@ -100,10 +100,41 @@ export async function runEditorBench(): Promise<void> {
       }
       const nodes = await page.evaluate(() => document.getElementsByTagName('*').length);
       const idle = await page.evaluate(measureFrames, { action: 'idle', frames: 90 });
+      const zcdp = process.env.BACKLOT_BENCH_PROFILE === 'zoom' ? await page.context().newCDPSession(page) : null;
+      if (zcdp) {
+        await zcdp.send('Profiler.enable');
+        await zcdp.send('Profiler.start');
+      }
       const zoom = await page.evaluate(measureFrames, { action: 'zoom', frames: 24 });
+      if (zcdp) printProfile(await zcdp.send('Profiler.stop'));
       // Scroll and drag at 1 px a frame, where a 2 s clip is 60 px and the long sequence 100 screens wide.
       await zoomTo(page, 1);
+      const cdp = process.env.BACKLOT_BENCH_PROFILE === 'scroll' ? await page.context().newCDPSession(page) : null;
+      if (cdp) {
+        console.log(await page.evaluate(() => {
+          const s = document.querySelector<HTMLElement>('.scroller')!;
+          const lane = document.querySelector<HTMLElement>('.lane')!;
+          const out: string[] = [];
+          let t = performance.now();
+          for (let i = 0; i < 5; i++) { lane.append(document.createElement('span')); void s.clientWidth; }
+          out.push(`lane change + layout: ${((performance.now() - t) / 5).toFixed(1)} ms`);
+          t = performance.now();
+          for (let i = 0; i < 5; i++) { document.body.append(document.createElement('span')); void document.body.offsetHeight; }
+          out.push(`body change + layout: ${((performance.now() - t) / 5).toFixed(1)} ms`);
+          t = performance.now();
+          const ruler = document.querySelector<HTMLElement>('.ruler')!;
+          for (let i = 0; i < 5; i++) { ruler.append(document.createElement('span')); void s.clientWidth; }
+          out.push(`ruler change + layout: ${((performance.now() - t) / 5).toFixed(1)} ms`);
+          out.push(`canvas ${document.querySelector<HTMLElement>('.canvas')!.style.width}, lanes ${document.querySelectorAll('.lane > *').length} children, ticks ${ruler.children.length}`);
+          return out.join('\n');
+        }));
+        await cdp.send('Profiler.enable');
+        await cdp.send('Profiler.start');
+      }
       const scroll = await page.evaluate(measureFrames, { action: 'scroll', frames: 90 });
+      if (cdp) {
+        printProfile(await cdp.send('Profiler.stop'));
+      }
       await page.evaluate(() => (document.querySelector<HTMLElement>('.scroller')!.scrollLeft = 0));
       await nextFrame(page);
       const drag = await measureDrag(page);
@@ -162,6 +193,13 @@ function measureFrames(o: { action: string; frames: number }): Promise<{ fps: nu
     };
     requestAnimationFrame(tick);
   });
+}
+
+/** BACKLOT_BENCH_PROFILE=zoom|scroll: the page's functions with the most samples during that measure (where the time goes). */
+function printProfile(result: unknown): void {
+  const { profile } = result as { profile: { nodes: { callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number }[] } };
+  const top = profile.nodes.filter((n) => (n.hitCount ?? 0) > 0).sort((a, b) => (b.hitCount ?? 0) - (a.hitCount ?? 0)).slice(0, 15);
+  for (const n of top) console.log(`${n.hitCount} ${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber}`);
 }
 
 /** Ctrl+wheel steps until the timeline shows `px` pixels a frame. */

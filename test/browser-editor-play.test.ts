@@ -239,7 +239,7 @@ describe('editor: play the cut, waveforms, the export bar, long sequences', { ti
     assert.deepEqual(errors, []);
   });
 
-  test('a 2,000-clip sequence draws only the clips in view, with summaries where they are narrower than 2 px', async () => {
+  test('a 2,000-clip sequence draws only the clips in view, with summaries where they are narrower than 8 px', async () => {
     const clips = (asset: string) => Array.from({ length: 1000 }, (_, i) => ({ asset_id: asset, start: i * 2, in: 0, duration: 2 }));
     const long = assertTimeline(await studio.post('/timeline', { name: 'Two thousand', target: { fps: FPS, width: 320, height: 180 }, tracks: { V1: clips(ids.sunrise!), A1: clips(ids.tone!) } }), 201).id;
     assert.equal((await studio.post(`/timeline/${long}:open`)).status, 200);

@@ -1,7 +1,7 @@
 /**
- * Which clips the timeline draws (pure; test/unit/editor-visible.test.ts).
+ * Which clips the timeline draws (pure; test/unit/editor-playback.test.ts).
  * A long sequence is drawn only where it is seen: the frames in view plus
- * one screen either side (so a short scroll shows clips already there), and
+ * half a screen either side (so a short scroll shows clips already there), and
  * where clips are narrower than a pixel, one summary block per run of them
  * ("12 clips") instead of one element each. A clip that must stay in the
  * page (the focused or dragged one) is drawn wherever it is.
@@ -21,9 +21,10 @@ export interface FrameRange {
 
 /**
  * The frames to draw for a scroll position: the viewport (its width less
- * the track-name column) and `margin` viewports either side, clamped at 0.
+ * the track-name column) and `margin` viewports either side (half of one by
+ * default), clamped at 0.
  */
-export function visibleFrames(scrollLeft: number, clientWidth: number, labelPx: number, pxPerFrame: number, margin = 1): FrameRange {
+export function visibleFrames(scrollLeft: number, clientWidth: number, labelPx: number, pxPerFrame: number, margin = 0.5): FrameRange {
   const width = Math.max(0, clientWidth - labelPx);
   const left = scrollLeft - margin * width;
   const right = scrollLeft + (1 + margin) * width;

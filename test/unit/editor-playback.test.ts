@@ -76,9 +76,10 @@ describe('playback: what plays when', () => {
 });
 
 describe('visible: what the timeline draws', () => {
-  test('the frames in view and one screen either side, past the track names, clamped at 0', () => {
-    assert.deepEqual(visibleFrames(0, 1056, 56, 1), { from: 0, to: 2000 });
-    assert.deepEqual(visibleFrames(5000, 1056, 56, 2), { from: 2000, to: 3500 });
+  test('the frames in view and half a screen either side (or the margin asked for), past the track names, clamped at 0', () => {
+    assert.deepEqual(visibleFrames(0, 1056, 56, 1), { from: 0, to: 1500 });
+    assert.deepEqual(visibleFrames(5000, 1056, 56, 2), { from: 2250, to: 3250 });
+    assert.deepEqual(visibleFrames(5000, 1056, 56, 2, 1), { from: 2000, to: 3500 });
     assert.deepEqual(visibleFrames(5000, 1056, 56, 0.5, 0), { from: 10000, to: 12000 });
   });
 

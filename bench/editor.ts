@@ -229,7 +229,7 @@ async function measureDrag(page: Page): Promise<{ median: number; max: number; m
     let best: DOMRect | null = null;
     for (const el of Array.from(document.querySelectorAll<HTMLElement>('.clip'))) {
       const r = el.getBoundingClientRect();
-      if (r.left < scroller.left + 60 || r.right > scroller.right) continue;
+      if (r.left < scroller.left + 50 || r.right > scroller.right) continue;
       if (!best || r.width > best.width) best = r;
     }
     if (!best) return null;

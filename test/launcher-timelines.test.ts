@@ -168,3 +168,30 @@ describe('POST /launcher/timelines/{id}:open', () => {
     assert.equal((await beta.get(`/timeline/${seqs.b1.id}`)).json.name, renamed.name);
   });
 });
+
+describe('descriptions: each revision says what changed', () => {
+  test('a PATCH description is the revision\'s; the next write moves it to the revisions; a revert says what it restored', async () => {
+    const t = assertTimeline(await alpha.post('/timeline', { name: 'Described' }), 201);
+    assert.equal(t.description, null);
+    const one = assertTimeline(await alpha.patch(`/timeline/${t.id}`, { name: 'Described 2', description: 'Renamed to Described 2' }, { 'Content-Type': MERGE, 'If-Match': '"1"' }), 200);
+    assert.equal(one.description, 'Renamed to Described 2');
+    // Without one, a write has none; the one before keeps its own.
+    const two = assertTimeline(await alpha.patch(`/timeline/${t.id}`, { name: 'Described 3' }, { 'Content-Type': MERGE, 'If-Match': '"2"' }), 200);
+    assert.equal(two.description, null);
+    const revs = (await alpha.get(`/timeline/${t.id}/revisions`)).json.items;
+    assert.deepEqual(revs.map((r: any) => [r.revision, r.description]), [[2, 'Renamed to Described 2'], [1, null]]);
+    const back = assertTimeline(await alpha.post(`/timeline/${t.id}:revert`, { revision: 2 }, { 'If-Match': '"3"' }), 200);
+    assert.equal(back.description, 'Restored revision 2');
+    const named = assertTimeline(await alpha.post(`/timeline/${t.id}:revert`, { revision: 1, description: 'Undo: Renamed to Described 2' }, { 'If-Match': '"4"' }), 200);
+    assert.equal(named.description, 'Undo: Renamed to Described 2');
+  });
+
+  for (const [name, description] of [['empty', ''], ['past 200 characters', 'x'.repeat(201)], ['not a string', 7]] as const) {
+    test(`a description ${name} is 400 bad_request, nothing written`, async () => {
+      const t = assertTimeline(await alpha.post('/timeline', { name: 'Bad description' }), 201);
+      assertError(await alpha.patch(`/timeline/${t.id}`, { description }, { 'Content-Type': MERGE, 'If-Match': '"1"' }), 400, 'bad_request');
+      assertError(await alpha.post(`/timeline/${t.id}:revert`, { revision: 1, description }, { 'If-Match': '"1"' }), 400, 'bad_request');
+      assert.equal((await alpha.get(`/timeline/${t.id}`)).json.revision, 1);
+    });
+  }
+});

@@ -373,3 +373,30 @@ export function shuttle(speed: number, key: 'j' | 'k' | 'l'): number {
   const i = steps.indexOf(Math.abs(speed));
   return dir * steps[Math.min(steps.length - 1, i + 1)]!;
 }
+
+/**
+ * An edit's change (`from` → `to`, whole tracks) applied again on top of
+ * `current`, as undo and redo do after a change made elsewhere: each track the
+ * edit changed must still be as the edit left it (`from`); a track changed
+ * since by someone else is a conflict (the edit is not applied: it would undo
+ * their change too). Tracks the edit did not change keep what `current` has.
+ */
+export function rebaseTracks<C>(
+  current: Readonly<Record<string, C[]>>,
+  from: Readonly<Record<string, C[]>>,
+  to: Readonly<Record<string, C[]>>,
+  same: (a: readonly C[], b: readonly C[]) => boolean,
+): { tracks: Record<string, C[]>; conflict: null } | { tracks: null; conflict: string } {
+  const out: Record<string, C[]> = { ...current };
+  const names = new Set([...Object.keys(from), ...Object.keys(to)]);
+  for (const name of [...names].sort()) {
+    const before = from[name] ?? [];
+    const after = to[name] ?? [];
+    if (same(before, after)) continue;
+    const now = current[name] ?? [];
+    if (same(now, before)) out[name] = [...after];
+    else if (!same(now, after)) return { tracks: null, conflict: name };
+  }
+  for (const [name, clips] of Object.entries(out)) if (clips.length === 0) delete out[name];
+  return { tracks: out, conflict: null };
+}

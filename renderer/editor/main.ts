@@ -1,12 +1,13 @@
 import { dispatch } from './actions/commands';
 import { connect } from './actions/live';
 import { ports, requestRender, setRenderer, state, type Part } from './state';
+import { drawBin } from './views/bin';
 import { drawBrowser, wireBrowser } from './views/browser';
 import { drawExports, drawPlan, wireExport } from './views/export';
 import { drawInspector } from './views/inspector';
 import { buildPage, drawConnection, drawHead, drawStatus } from './views/layout';
 import { drawRevisions } from './views/revisions';
-import { drawPlayhead, drawSelection, drawTimeline, viewport, wireTimeline } from './views/timeline';
+import { drawMarks, drawPlayhead, drawSelection, drawTimeline, viewport, wireTimeline } from './views/timeline';
 import { drawPlayheadField, drawToolbar, wireToolbar } from './views/toolbar';
 import { drawViewer, player, wireViewer } from './views/viewer';
 
@@ -27,10 +28,11 @@ function render(parts: ReadonlySet<Part>): void {
   else {
     if (parts.has('selection')) drawSelection();
     if (parts.has('playhead')) drawPlayhead();
+    if (parts.has('marks')) drawMarks();
   }
   if (parts.has('timeline') || parts.has('toolbar') || parts.has('revisions')) drawToolbar();
   if (parts.has('timeline') || parts.has('playhead')) drawPlayheadField();
-  if (parts.has('inspector')) drawInspector();
+  if (parts.has('inspector') || parts.has('selection')) drawInspector();
   if (parts.has('viewer')) drawViewer();
   if (parts.has('revisions')) drawRevisions();
   if (parts.has('plan')) drawPlan();
@@ -38,6 +40,7 @@ function render(parts: ReadonlySet<Part>): void {
   if (parts.has('status')) drawStatus();
   if (parts.has('connection')) drawConnection();
   if (parts.has('browser')) drawBrowser();
+  if (parts.has('bin')) drawBin();
 }
 
 setRenderer(render);

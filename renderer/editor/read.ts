@@ -3,7 +3,7 @@ import { framesToSeconds, secondsToFrames, timecode, ZOOMS } from './frames';
 import { state, type State } from './state';
 
 // What a view may use of state.ts besides reading: asking for its own redraw, and the ports' shapes.
-export { requestRender, type Part, type Player, type Viewport } from './state';
+export { requestRender, type BinItem, type Part, type Player, type Viewport } from './state';
 import type { Clip } from './types';
 
 /**
@@ -19,10 +19,15 @@ export const seconds = (f: number) => framesToSeconds(f, state.rate);
 export const tc = (f: number) => timecode(f, state.rate);
 export const totalFrames = () => (state.tl ? frames(state.tl.duration) : 0);
 
+/** The tracks drawn: every track in use, and one empty track of each kind after them (to drag or drop onto). */
 export function trackNames(): string[] {
   if (!state.tl) return [];
-  const names = Object.keys(state.tl.tracks);
-  if (names.length === 0) names.push('V1');
+  const names = Object.keys(state.tl.tracks).filter((n) => (state.tl!.tracks[n]?.length ?? 0) > 0);
+  for (const kind of ['V', 'A']) {
+    const used = names.filter((n) => n[0] === kind).map((n) => Number(n.slice(1)));
+    const next = used.length ? Math.max(...used) + 1 : 1;
+    if (next <= 9) names.push(`${kind}${next}`);
+  }
   return names.sort((a, b) => (a[0] === b[0] ? Number(a.slice(1)) - Number(b.slice(1)) : a[0] === 'V' ? -1 : 1));
 }
 
@@ -67,10 +72,20 @@ export function failureText(err: unknown): string {
   return err instanceof ApiFailure ? `${err.message} (${err.code})` : String(err);
 }
 
-/** The reasons of a 422 invalid_timeline, as "V1 clip 2: why". */
-export function clipReasons(err: unknown): string[] {
+/**
+ * The reasons of a 422 invalid_timeline in the page's words: "V1, clip 2
+ * (Harbour, 00:00:03:10): why", numbered from 1 as the inspector numbers them,
+ * with the service's seconds shown as timecode. `tracks` are the ones the
+ * request sent (the reasons' indexes are into them); the open sequence's by default.
+ */
+export function clipReasons(err: unknown, tracks: Record<string, Clip[]> | undefined = state.tl?.tracks): string[] {
   if (!(err instanceof ApiFailure)) return [];
   const list = err.details.clips;
   if (!Array.isArray(list)) return [];
-  return list.map((p: { track: string | null; index: number; reason: string }) => `${p.track ?? 'clip'} ${p.track ? `clip ${p.index + 1}` : p.index + 1}: ${p.reason}`);
+  return list.map((p: { track: string | null; index: number; reason: string }) => {
+    const reason = p.reason.replace(/(\d+(?:\.\d+)?(?:e-?\d+)?) s\b/g, (_m, n: string) => tc(frames(Number(n))));
+    if (!p.track) return `Clip ${p.index + 1}: ${reason}`;
+    const c = tracks?.[p.track]?.[p.index];
+    return `${p.track}, clip ${p.index + 1}${c ? ` (${clipName(c)}, ${tc(frames(c.start))})` : ''}: ${reason}`;
+  });
 }

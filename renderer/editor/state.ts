@@ -1,6 +1,6 @@
 import type { Job } from '../lib/api-types';
 import { frameRate, type Rate } from './frames';
-import type { AssetInfo, Plan, Preset, Revision, Selection, Timeline } from './types';
+import type { AssetInfo, Clip, Plan, Preset, Revision, Selection, Timeline } from './types';
 
 /**
  * The editor page's one state object (docs/design.md, "The editor page is
@@ -17,7 +17,19 @@ export interface State {
   contentRevision: number;
   zoom: number; // index into ZOOMS
   playhead: number; // frames
+  /** The clip the inspector shows (the last one clicked), one of `selected`. */
   selection: Selection;
+  /** Every selected clip, as "track:index". */
+  selected: Set<string>;
+  /** This page's own edits, newest last, to undo; and the ones undone, to redo. */
+  undo: OwnEdit[];
+  redo: OwnEdit[];
+  /** The revision this page's last write made: a newer one was written elsewhere. */
+  ownRevision: number;
+  /** In and out marks (frames), or null. */
+  marks: { in: number | null; out: number | null };
+  /** The J/K/L shuttle's speed (times normal; negative backwards; 0 stopped). */
+  shuttle: number;
   snapping: boolean;
   saving: boolean;
   revisions: Revision[];
@@ -38,6 +50,8 @@ export interface State {
   /** The alert under it, with a list of reasons, or null. */
   problem: { text: string; details: string[] } | null;
   connection: { state: 'connecting' | 'connected' | 'disconnected'; text: string };
+  /** The media bin: the owning studio's gallery items, each with its length in frames once known. */
+  bin: { studio: string | null; items: BinItem[]; loading: boolean; error: string | null };
   /** The sequence browser: every studio's sequences (GET /launcher/timelines), searched by name and studio. */
   browser: {
     shown: boolean;
@@ -58,6 +72,12 @@ export const state: State = {
   zoom: 4,
   playhead: 0,
   selection: null,
+  selected: new Set(),
+  undo: [],
+  redo: [],
+  ownRevision: 0,
+  marks: { in: null, out: null },
+  shuttle: 0,
   snapping: true,
   saving: false,
   revisions: [],
@@ -72,11 +92,27 @@ export const state: State = {
   status: { text: '', notice: false },
   problem: null,
   connection: { state: 'connecting', text: 'Connecting…' },
+  bin: { studio: null, items: [], loading: false, error: null },
   browser: { shown: true, q: '', studio: '', studios: [], items: [], next: null, loading: false, error: null },
 };
 
+/** A media bin entry: a gallery item's asset, its kind, title and length (frames; null until measured). */
+export interface BinItem {
+  asset_id: string;
+  kind: string;
+  title: string;
+  length: number | null;
+}
+
+/** One edit made on this page: the tracks before and after it, and what it did in words. */
+export interface OwnEdit {
+  before: Record<string, Clip[]>;
+  after: Record<string, Clip[]>;
+  description: string;
+}
+
 /** What a render may redraw; each view draws its own parts. */
-export type Part = 'head' | 'timeline' | 'playhead' | 'selection' | 'inspector' | 'viewer' | 'revisions' | 'plan' | 'exports' | 'status' | 'connection' | 'toolbar' | 'browser';
+export type Part = 'head' | 'timeline' | 'playhead' | 'selection' | 'inspector' | 'viewer' | 'revisions' | 'plan' | 'exports' | 'status' | 'connection' | 'toolbar' | 'browser' | 'marks' | 'bin';
 
 const dirty = new Set<Part>();
 let scheduled = false;

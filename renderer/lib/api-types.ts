@@ -35,6 +35,8 @@ export interface Timeline {
   revision: number;
   /** End of the last clip on any track, seconds. */
   duration: number;
+  /** What the write that made this revision changed, as its writer said it; null when it gave none. */
+  description: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -90,6 +92,8 @@ export interface TimelineUpdate {
       duration: number;
     };
   }[]> | null;
+  /** What this write changes, in words, kept with the revision it makes (not part of the document). */
+  description?: string;
 }
 
 /** One stored revision of a sequence. */
@@ -98,6 +102,8 @@ export interface TimelineRevision {
   name: string;
   target: Target;
   tracks: Record<string, Clip[]>;
+  /** What the write that made this revision changed; null when its writer gave none. */
+  description: string | null;
   created_at: string;
 }
 

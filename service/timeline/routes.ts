@@ -165,7 +165,7 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
       success: { status: 200, description: 'Timeline at its new revision', schema: timeline, etag: true },
       errors: [400, 404, 409, 413, 422],
       handle({ params, body, principal, ifMatch }) {
-        return one(ops.revert(principal.studioId, params.id, body.revision, ifMatch));
+        return one(ops.revert(principal.studioId, params.id, body.revision, ifMatch, body.description));
       },
     }),
     route({
@@ -303,6 +303,7 @@ export function timelineJson(row: TimelineRow): string {
   return (
     `{"id":${JSON.stringify(row.id)},"studio_id":${JSON.stringify(row.studio_id)},"name":${JSON.stringify(row.name)},` +
     `"target":${row.target},"tracks":${row.tracks},"revision":${row.revision},"duration":${JSON.stringify(row.duration)},` +
+    `"description":${JSON.stringify(row.description)},` +
     `"created_at":${JSON.stringify(row.created_at)},"updated_at":${JSON.stringify(row.updated_at)}}`
   );
 }
@@ -310,6 +311,7 @@ export function timelineJson(row: TimelineRow): string {
 function revisionJson(row: RevisionRow): string {
   return (
     `{"revision":${row.revision},"name":${JSON.stringify(row.name)},"target":${row.target},"tracks":${row.tracks},` +
+    `"description":${JSON.stringify(row.description)},` +
     `"created_at":${JSON.stringify(row.created_at)}}`
   );
 }

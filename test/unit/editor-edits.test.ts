@@ -5,6 +5,7 @@ import {
   clampMove,
   nearestFit,
   overlaps,
+  rebaseTracks,
   removeSpans,
   rippleInsert,
   roomAround,
@@ -138,4 +139,21 @@ describe('the J/K/L shuttle', () => {
     [8, 'k', 0], [-2, 'k', 0],
   ];
   for (const [from, key, to] of rows) test(`${from}× then ${key.toUpperCase()}: ${to}×`, () => assert.equal(shuttle(from, key), to));
+});
+
+describe('undo and redo on top of a change made elsewhere (rebase)', () => {
+  const same = (a: readonly number[], b: readonly number[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+  test('nothing changed elsewhere: the edit is undone exactly', () => {
+    assert.deepEqual(rebaseTracks({ V1: [2] }, { V1: [2] }, { V1: [1] }, same), { tracks: { V1: [1] }, conflict: null });
+  });
+  test('another track changed elsewhere: undone on top of it, their change kept', () => {
+    assert.deepEqual(rebaseTracks({ V1: [2], A1: [9] }, { V1: [2] }, { V1: [1] }, same), { tracks: { V1: [1], A1: [9] }, conflict: null });
+  });
+  test('the same track changed elsewhere: refused, naming the track', () => {
+    assert.deepEqual(rebaseTracks({ V1: [3] }, { V1: [2] }, { V1: [1] }, same), { tracks: null, conflict: 'V1' });
+  });
+  test('already as the edit wants: nothing to do; an emptied track goes', () => {
+    assert.deepEqual(rebaseTracks({ V1: [1] }, { V1: [2] }, { V1: [1] }, same), { tracks: { V1: [1] }, conflict: null });
+    assert.deepEqual(rebaseTracks({ V1: [1], V2: [5] }, { V1: [1], V2: [5] }, { V1: [1, 5] }, same), { tracks: { V1: [1, 5] }, conflict: null });
+  });
 });

@@ -1,7 +1,7 @@
 import { totalFrames } from '../read';
 import { state } from '../state';
-import { nudge, removeClip, select, trimToPlayhead, undo } from './edits';
-import { setPlayhead, setZoom, togglePlay, toggleSnap } from './transport';
+import { moveSelectedBy, moveToTrack, nudge, redo, removeSelected, select, selectMany, splitAtPlayhead, trimToPlayhead, undo } from './edits';
+import { playInToOut, setMark, setPlayhead, setZoom, shuttleKey, stepPlayhead, togglePlay, toggleSnap } from './transport';
 
 /**
  * The page's named commands and their keys, in one table: the key handlers
@@ -17,7 +17,7 @@ export interface ClipTarget {
 
 export interface Command {
   id: string;
-  /** What the on-screen list says, after the keys. */
+  /** What the on-screen list says, after the keys ('' keeps it off the list). */
   label: string;
   /** The keys as the on-screen list shows them. */
   keys: string;
@@ -25,10 +25,15 @@ export interface Command {
   /** Whether this key event is this command's. */
   match(e: KeyboardEvent): boolean;
   run(e: KeyboardEvent, clip: ClipTarget | null): void;
+  /** The browser's own handling is kept (e.g. + and − typed nowhere). */
+  keepDefault?: boolean;
 }
 
+const mod = (e: KeyboardEvent) => e.ctrlKey || e.metaKey;
 const plain = (e: KeyboardEvent) => !(e.ctrlKey || e.metaKey || e.altKey);
 const step = (e: KeyboardEvent) => (e.shiftKey ? 10 : 1);
+const letter = (e: KeyboardEvent, l: string) => plain(e) && e.key.toLowerCase() === l;
+const arrow = (e: KeyboardEvent) => e.key === 'ArrowLeft' || e.key === 'ArrowRight';
 const playheadTo = (key: string, to: (e: KeyboardEvent) => number): Command => ({
   id: `playhead-${key}`,
   label: '',
@@ -41,66 +46,105 @@ const playheadTo = (key: string, to: (e: KeyboardEvent) => number): Command => (
 export const COMMANDS: Command[] = [
   {
     id: 'nudge',
-    label: 'move the playhead or the selected clip by a frame (Shift: 10)',
-    keys: '←/→',
+    label: 'move the selected clips by a frame (Shift: 10), stopping at the next clip',
+    keys: '←/→ on a clip',
     scope: 'clip',
-    match: (e) => e.key === 'ArrowLeft' || e.key === 'ArrowRight',
+    match: (e) => !e.altKey && !mod(e) && arrow(e),
+    run: (e, clip) => nudge(clip!.track, clip!.index, e.key === 'ArrowLeft' ? -step(e) : step(e)),
+  },
+  {
+    id: 'track',
+    label: 'move it to the track above or below',
+    keys: 'Alt+↑/↓',
+    scope: 'clip',
+    match: (e) => e.altKey && !mod(e) && (e.key === 'ArrowUp' || e.key === 'ArrowDown'),
     run: (e, clip) => {
-      select(clip);
-      nudge(clip!.track, clip!.index, e.key === 'ArrowLeft' ? -step(e) : step(e));
+      if (!state.selected.has(`${clip!.track}:${clip!.index}`)) select(clip);
+      moveToTrack(e.key === 'ArrowUp' ? -1 : 1);
     },
   },
   {
     id: 'trim',
-    label: 'trim the selected clip to the playhead',
-    keys: '[ and ]',
+    label: 'trim it to the playhead',
+    keys: '[ ]',
     scope: 'clip',
-    match: (e) => e.key === '[' || e.key === ']',
+    match: (e) => plain(e) && (e.key === '[' || e.key === ']'),
     run: (e, clip) => {
       select(clip);
       trimToPlayhead(clip!.track, clip!.index, e.key === '[' ? 'start' : 'end');
     },
   },
   {
-    id: 'delete',
-    label: 'removes it',
-    keys: 'Delete',
+    id: 'ripple-delete',
+    label: 'ripple delete (close the gap)',
+    keys: 'Shift+Delete',
     scope: 'clip',
-    match: (e) => e.key === 'Delete' || e.key === 'Backspace',
-    run: (_e, clip) => removeClip(clip!.track, clip!.index),
+    match: (e) => !mod(e) && e.shiftKey && (e.key === 'Delete' || e.key === 'Backspace'),
+    run: (_e, clip) => removeSelected(true, clip!),
   },
   {
-    id: 'play',
-    label: 'plays',
-    keys: 'Space',
-    scope: 'page',
-    match: (e) => plain(e) && e.key === ' ' && !(e.target instanceof HTMLButtonElement),
-    run: () => togglePlay(),
+    id: 'lift',
+    label: 'lift (leave the gap)',
+    keys: 'Delete',
+    scope: 'clip',
+    match: (e) => plain(e) && !e.shiftKey && (e.key === 'Delete' || e.key === 'Backspace'),
+    run: (_e, clip) => removeSelected(false, clip!),
   },
+  // The same on the page, for a selection made with the marquee.
+  { id: 'ripple-delete-page', label: '', keys: '', scope: 'page', match: (e) => !mod(e) && e.shiftKey && (e.key === 'Delete' || e.key === 'Backspace'), run: () => removeSelected(true) },
+  { id: 'lift-page', label: '', keys: '', scope: 'page', match: (e) => plain(e) && !e.shiftKey && (e.key === 'Delete' || e.key === 'Backspace'), run: () => removeSelected(false) },
+  { id: 'group-nudge-page', label: '', keys: '', scope: 'page', match: (e) => e.altKey && !mod(e) && arrow(e), run: (e) => moveSelectedBy(e.key === 'ArrowLeft' ? -step(e) : step(e)) },
+  {
+    id: 'step',
+    label: 'step the playhead a frame (Shift: 10)',
+    keys: '←/→',
+    scope: 'page',
+    match: (e) => !mod(e) && !e.altKey && arrow(e),
+    run: (e) => stepPlayhead(e.key === 'ArrowLeft' ? -step(e) : step(e)),
+  },
+  { id: 'split', label: 'split at the playhead', keys: 'S', scope: 'page', match: (e) => letter(e, 's'), run: () => splitAtPlayhead() },
+  { id: 'play', label: 'play or pause', keys: 'Space', scope: 'page', match: (e) => plain(e) && e.key === ' ' && !(e.target instanceof HTMLButtonElement), run: () => togglePlay() },
+  { id: 'shuttle-back', label: 'shuttle back (again: faster)', keys: 'J', scope: 'page', match: (e) => letter(e, 'j'), run: () => shuttleKey('j') },
+  { id: 'shuttle-stop', label: 'stop', keys: 'K', scope: 'page', match: (e) => letter(e, 'k'), run: () => shuttleKey('k') },
+  { id: 'shuttle-forward', label: 'shuttle forward (again: faster)', keys: 'L', scope: 'page', match: (e) => letter(e, 'l'), run: () => shuttleKey('l') },
+  { id: 'mark-in', label: 'mark in', keys: 'I', scope: 'page', match: (e) => letter(e, 'i'), run: () => setMark('in') },
+  { id: 'mark-out', label: 'mark out', keys: 'O', scope: 'page', match: (e) => letter(e, 'o'), run: () => setMark('out') },
+  { id: 'play-in-out', label: 'play in to out', keys: 'P', scope: 'page', match: (e) => letter(e, 'p'), run: () => playInToOut() },
+  {
+    id: 'undo',
+    label: 'undo',
+    keys: 'Ctrl/⌘+Z',
+    scope: 'page',
+    match: (e) => mod(e) && !e.shiftKey && e.key.toLowerCase() === 'z',
+    run: () => void undo(),
+  },
+  {
+    id: 'redo',
+    label: 'redo',
+    keys: 'Ctrl/⌘+Shift+Z or Ctrl+Y',
+    scope: 'page',
+    match: (e) => mod(e) && ((e.shiftKey && e.key.toLowerCase() === 'z') || (!e.shiftKey && e.key.toLowerCase() === 'y')),
+    run: () => void redo(),
+  },
+  {
+    id: 'select-all',
+    label: 'select every clip',
+    keys: 'Ctrl/⌘+A',
+    scope: 'page',
+    match: (e) => mod(e) && !e.shiftKey && e.key.toLowerCase() === 'a',
+    run: () => selectMany(Object.entries(state.tl?.tracks ?? {}).flatMap(([n, clips]) => clips.map((_, i) => `${n}:${i}`))),
+  },
+  { id: 'deselect', label: 'select none', keys: 'Esc', scope: 'page', match: (e) => e.key === 'Escape', run: () => select(null) },
   {
     id: 'zoom',
     label: 'zoom',
-    keys: 'Ctrl/⌘+wheel or +/−',
+    keys: '+/− or Ctrl/⌘+wheel',
     scope: 'page',
+    keepDefault: true,
     match: (e) => plain(e) && (e.key === '+' || e.key === '=' || e.key === '-'),
     run: (e) => setZoom(e.key === '-' ? state.zoom + 1 : state.zoom - 1),
   },
-  {
-    id: 'snap',
-    label: 'toggles snapping',
-    keys: 'N',
-    scope: 'page',
-    match: (e) => plain(e) && (e.key === 'n' || e.key === 'N'),
-    run: () => toggleSnap(),
-  },
-  {
-    id: 'undo',
-    label: 'undoes',
-    keys: 'Ctrl/⌘+Z',
-    scope: 'page',
-    match: (e) => (e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 'z',
-    run: () => void undo(),
-  },
+  { id: 'snap', label: 'snapping on/off (Alt while dragging: off; Shift while dragging: insert)', keys: 'N', scope: 'page', keepDefault: true, match: (e) => letter(e, 'n'), run: () => toggleSnap() },
   playheadTo('ArrowLeft', (e) => state.playhead - step(e)),
   playheadTo('ArrowRight', (e) => state.playhead + step(e)),
   playheadTo('ArrowDown', (e) => state.playhead - step(e)),
@@ -111,10 +155,9 @@ export const COMMANDS: Command[] = [
   playheadTo('End', () => totalFrames()),
 ];
 
-/** The on-screen key list: every command that names its keys. */
-export function keyHelp(): string {
-  const listed = COMMANDS.filter((c) => c.keys !== '');
-  return `Keys: ${listed.map((c) => `${c.keys} ${c.label}`).join(', ')}.`;
+/** The on-screen key list: every command that names its keys, as [keys, what]. */
+export function keyHelp(): [string, string][] {
+  return COMMANDS.filter((c) => c.keys !== '').map((c) => [c.keys, c.label]);
 }
 
 function typing(target: EventTarget | null): boolean {
@@ -123,10 +166,11 @@ function typing(target: EventTarget | null): boolean {
 
 /** Runs the first command of `scope` that matches; true when one did (the event is then the page's). */
 export function dispatch(e: KeyboardEvent, scope: Command['scope'], clip: ClipTarget | null = null): boolean {
-  if (scope === 'page' && (!state.tl || typing(e.target))) return false;
+  // A clip's or the ruler's own command ran already (it prevents the default): the page's does not run again.
+  if (scope === 'page' && (!state.tl || typing(e.target) || e.defaultPrevented)) return false;
   const command = COMMANDS.find((c) => c.scope === scope && c.match(e));
   if (!command) return false;
-  if (command.id !== 'zoom' && command.id !== 'snap') e.preventDefault();
+  if (!command.keepDefault) e.preventDefault();
   command.run(e, clip);
   return true;
 }

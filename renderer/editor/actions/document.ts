@@ -6,6 +6,7 @@ import { base, clipReasons, failureText } from '../read';
 import { ports, renderNow, requestRender, state } from '../state';
 import type { AssetInfo, Plan, Preset, Revision, Timeline } from '../types';
 import { say, showProblem } from './notice';
+import { loadBin } from './bin';
 import { noteOpened } from './sequences';
 import { setPlayhead } from './transport';
 
@@ -17,6 +18,11 @@ export async function open(next: Timeline, studioId: string): Promise<void> {
     state.exportJobs.clear();
     state.revisions = [];
     state.playhead = 0;
+    // Undo and redo are this page's edits of this sequence only.
+    state.undo = [];
+    state.redo = [];
+    state.ownRevision = next.revision;
+    state.marks = { in: null, out: null };
     ports.player.pause();
   }
   showProblem(null);
@@ -29,7 +35,7 @@ export async function open(next: Timeline, studioId: string): Promise<void> {
   if (fresh) ports.viewport.fit();
   setPlayhead(state.playhead, false);
   say(`Opened ${next.name} from ${studioId}, revision ${next.revision}.`);
-  await Promise.all([loadRevisions(), loadPlan(), loadExports()]);
+  await Promise.all([loadRevisions(), loadPlan(), loadExports(), fresh ? loadBin() : Promise.resolve()]);
 }
 
 /** A document from the service becomes the page's. */

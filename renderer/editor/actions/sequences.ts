@@ -27,6 +27,8 @@ export async function loadSequences(more = false): Promise<void> {
     b.items = more ? [...b.items, ...page.items] : page.items;
     b.next = page.next_cursor;
     b.error = null;
+    // The studios to search by: the installed ones and every one whose sequences were listed.
+    b.studios = [...new Set([...b.studios, ...page.items.map((t) => t.studio_id)])].sort();
   } catch (err) {
     if (seq !== listSeq) return;
     b.error = `Could not list the sequences: ${failureText(err)}`;
@@ -40,9 +42,9 @@ export async function loadSequences(more = false): Promise<void> {
 export async function loadStudios(): Promise<void> {
   try {
     const page = await call<Page<{ id: string }>>(`/launcher/studios${query({ limit: 100 })}`);
-    state.browser.studios = page.items.map((s) => s.id).sort();
+    state.browser.studios = [...new Set([...state.browser.studios, ...page.items.map((s) => s.id)])].sort();
   } catch {
-    state.browser.studios = [];
+    // the studios of the listed sequences remain
   }
   requestRender('browser');
 }

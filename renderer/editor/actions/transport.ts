@@ -1,6 +1,6 @@
-import { totalFrames } from '../read';
+import { tc, totalFrames } from '../read';
 import { ports, requestRender, state } from '../state';
-import { ZOOMS } from '../frames';
+import { shuttle, ZOOMS } from '../frames';
 import { say } from './notice';
 
 /** The playhead, playing, zoom and snapping. */
@@ -57,4 +57,61 @@ export function toggleSnap(on = !state.snapping, announce = true): void {
   state.snapping = on;
   requestRender('toolbar');
   if (announce) say(on ? 'Snapping on.' : 'Snapping off.');
+}
+
+// ---- the J/K/L shuttle, marks ------------------------------------------------------
+
+let shuttleTimer = 0;
+let shuttleFrom = { at: 0, frame: 0 };
+
+/**
+ * J/K/L: the shuttle moves the playhead at 1×, 2×, 4×, 8× either way (K
+ * stops). The viewer follows the playhead frame by frame; playing sound
+ * across cuts is the player's (state.ts `Player`).
+ */
+export function shuttleKey(key: 'j' | 'k' | 'l'): void {
+  const next = shuttle(state.shuttle, key);
+  state.shuttle = next;
+  clearInterval(shuttleTimer);
+  ports.player.pause();
+  requestRender('toolbar');
+  if (next === 0) {
+    say(`Stopped at ${tc(state.playhead)}.`);
+    return;
+  }
+  say(`Shuttle ${next > 0 ? 'forward' : 'backward'} ${Math.abs(next)}×.`);
+  shuttleFrom = { at: performance.now(), frame: state.playhead };
+  const fps = state.rate.num / state.rate.den;
+  shuttleTimer = window.setInterval(() => {
+    const f = Math.round(shuttleFrom.frame + ((performance.now() - shuttleFrom.at) / 1000) * fps * next);
+    const end = Math.max(totalFrames() - 1, 0);
+    const clamped = Math.max(0, Math.min(end, f));
+    setPlayhead(clamped);
+    if (clamped !== f) shuttleKey('k');
+  }, 40);
+}
+
+/** ←/→ on the page: the playhead one frame (Shift: ten) either way. */
+export function stepPlayhead(by: number): void {
+  if (state.shuttle !== 0) shuttleKey('k');
+  setPlayhead(state.playhead + by);
+}
+
+/** I and O: the in or out mark at the playhead (pressed again at the same frame, cleared). */
+export function setMark(which: 'in' | 'out'): void {
+  const at = state.playhead;
+  state.marks[which] = state.marks[which] === at ? null : at;
+  const { in: i, out: o } = state.marks;
+  if (i !== null && o !== null && o <= i) state.marks[which === 'in' ? 'out' : 'in'] = null;
+  requestRender('marks');
+  say(state.marks[which] === null ? `${which === 'in' ? 'In' : 'Out'} mark cleared.` : `${which === 'in' ? 'In' : 'Out'} mark at ${tc(at)}.`);
+}
+
+/** P: plays from the in mark (or the start) to the out mark (or the end), through the player. */
+export function playInToOut(): void {
+  const from = state.marks.in ?? 0;
+  const to = state.marks.out ?? undefined;
+  setPlayhead(from);
+  say(`Playing ${tc(from)} to ${tc(to ?? totalFrames())}.`);
+  ports.player.play(from, to);
 }

@@ -1,5 +1,5 @@
 import { h, replace } from '../../lib/dom';
-import { nudge, removeClip, setClipTimes, trimToPlayhead } from '../actions/edits';
+import { nudge, removeSelected, setClipTimes, trimToPlayhead } from '../actions/edits';
 import { clipName, frames, selectedClip, tc, view } from '../read';
 
 /** The selected clip by the numbers: start, in and duration as timecode, and buttons for the clip's commands. */
@@ -26,7 +26,7 @@ export function drawInspector(): void {
   const form = h(
     'form',
     { class: 'clip-form' },
-    h('p', {}, h('strong', {}, clipName(c)), h('span', { class: 'muted' }, ` on ${track}, clip ${index + 1}`)),
+    h('p', {}, h('strong', {}, clipName(c)), h('span', { class: 'muted' }, ` on ${track}, clip ${index + 1}${view.selected.size > 1 ? ` (${view.selected.size} clips selected: buttons and keys act on all)` : ''}`)),
     h(
       'div',
       { class: 'fields' },
@@ -41,13 +41,16 @@ export function drawInspector(): void {
   const later = h('button', { type: 'button', 'aria-label': 'Move one frame later' }, '1 frame ▶');
   const trimIn = h('button', { type: 'button', 'aria-keyshortcuts': '[' }, 'Trim start to playhead');
   const trimOut = h('button', { type: 'button', 'aria-keyshortcuts': ']' }, 'Trim end to playhead');
-  const remove = h('button', { type: 'button', class: 'danger', 'aria-keyshortcuts': 'Delete' }, 'Delete clip');
+  const many = view.selected.size > 1;
+  const remove = h('button', { type: 'button', class: 'danger', 'aria-keyshortcuts': 'Delete' }, many ? `Delete ${view.selected.size} clips` : 'Delete clip');
+  const ripple = h('button', { type: 'button', class: 'danger', 'aria-keyshortcuts': 'Shift+Delete' }, many ? `Ripple delete ${view.selected.size} clips` : 'Ripple delete');
   earlier.addEventListener('click', () => nudge(track, index, -1));
   later.addEventListener('click', () => nudge(track, index, 1));
   trimIn.addEventListener('click', () => trimToPlayhead(track, index, 'start'));
   trimOut.addEventListener('click', () => trimToPlayhead(track, index, 'end'));
-  remove.addEventListener('click', () => removeClip(track, index));
-  form.append(h('div', { class: 'actions' }, apply, earlier, later, trimIn, trimOut, remove));
+  remove.addEventListener('click', () => removeSelected(false));
+  ripple.addEventListener('click', () => removeSelected(true));
+  form.append(h('div', { class: 'actions' }, apply, earlier, later, trimIn, trimOut, remove, ripple));
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const read = (id: string) => form.querySelector<HTMLInputElement>(`#${id}`)!.value;

@@ -1,5 +1,6 @@
 import { h, replace } from '../../lib/dom';
 import { tc, totalFrames, view } from '../read';
+import { binPanel } from './bin';
 import { browserPanel, browserToggle } from './browser';
 import { exportBarEl, exportPanel } from './export';
 import { inspector } from './inspector';
@@ -26,6 +27,7 @@ export function buildPage(root: HTMLElement): void {
     keyList,
     scroller,
     h('div', { class: 'work' }, viewerPanel, inspector),
+    binPanel,
     h(
       'div',
       { class: 'work' },

@@ -12,7 +12,8 @@ export function drawRevisions(): void {
     'li',
     { class: 'revision current', 'aria-current': 'true' },
     h('span', { class: 'rev' }, `Revision ${tl.revision}`),
-    h('span', { class: 'muted' }, `current · ${clipCount(tl.tracks)} clip(s) · ${when(tl.updated_at)}`),
+    h('span', { class: 'what' }, tl.description ?? `${clipCount(tl.tracks)} clip(s)`),
+    h('span', { class: 'muted' }, `current · ${when(tl.updated_at)}`),
   );
   const rows = view.revisions.map((r) => {
     const restore = h('button', { type: 'button', 'aria-label': `Restore revision ${r.revision}` }, 'Restore');
@@ -21,7 +22,8 @@ export function drawRevisions(): void {
       'li',
       { class: 'revision', 'data-revision': r.revision },
       h('span', { class: 'rev' }, `Revision ${r.revision}`),
-      h('span', { class: 'muted' }, `${clipCount(r.tracks)} clip(s) · ${when(r.created_at)}`),
+      h('span', { class: 'what' }, r.description ?? `${clipCount(r.tracks)} clip(s)`),
+      h('span', { class: 'muted' }, when(r.created_at)),
       restore,
     );
   });

@@ -1,10 +1,11 @@
 import { h } from '../../lib/dom';
 import { showMedia } from '../../lib/media';
 import { dispatch } from '../actions/commands';
-import { applyTrim, moveTo, select } from '../actions/edits';
+import { addClip, applyTrim, moveSelectedBy, placeClip, previewPlace, select, selectMany, toggleSelect, trimBounds } from '../actions/edits';
 import { say } from '../actions/notice';
 import { setPlayhead, setZoom, zoomToFit } from '../actions/transport';
-import { moveClip, tickStep, trimClip, ZOOMS, type SnapTarget } from '../frames';
+import { clampGroupShift, moveClip, tickStep, trimClip, ZOOMS, type SnapTarget } from '../frames';
+import { frameTracks } from '../actions/edits';
 import { clipLabel, clipName, frames, isStill, px, requestRender, tc, totalFrames, trackNames, view, type Viewport } from '../read';
 import type { Clip } from '../types';
 import { laneItems, visibleFrames, type Span } from '../visible';
@@ -32,9 +33,11 @@ export const ruler = h('div', {
 const lanes = h('div', { class: 'lanes' });
 const playheadLine = h('div', { class: 'playhead', 'aria-hidden': 'true' });
 const snapGuide = h('div', { class: 'snap-guide', 'aria-hidden': 'true', hidden: true });
-const marks = h('div', { class: 'marks', 'aria-hidden': 'true' }, playheadLine, snapGuide);
+const inOut = h('div', { class: 'in-out', 'aria-hidden': 'true', hidden: true });
+const marquee = h('div', { class: 'marquee', 'aria-hidden': 'true', hidden: true });
+const marks = h('div', { class: 'marks', 'aria-hidden': 'true' }, inOut, playheadLine, snapGuide);
 const canvas = h('div', { class: 'canvas' }, ruler, lanes, marks);
-export const scroller = h('div', { class: 'scroller', role: 'group', 'aria-label': 'Timeline: tracks and clips' }, canvas);
+export const scroller = h('div', { class: 'scroller', role: 'group', 'aria-label': 'Timeline: tracks and clips' }, canvas, marquee);
 
 /** Frames drawn: the sequence plus room to drag past its end. */
 /**
@@ -102,8 +105,7 @@ const isCompact = (lengthFrames: number) => lengthFrames * px() < COMPACT_PX;
 
 function clipElement(name: string, c: Clip, index: number, budget: { left: number }): HTMLElement {
   const compact = isCompact(frames(c.duration));
-  const selection = view.selection;
-  const isSelected = selection?.track === name && selection.index === index;
+  const isSelected = view.selected.has(`${name}:${index}`);
   const audio = name[0] === 'A';
   const el = h(
     'button',
@@ -126,7 +128,7 @@ function clipElement(name: string, c: Clip, index: number, budget: { left: numbe
   if (compact) el.dataset.compact = 'true';
   place(el, frames(c.start), frames(c.duration));
   el.addEventListener('pointerdown', (e) => startGesture(e, el, name, index));
-  el.addEventListener('click', () => select({ track: name, index }));
+  el.addEventListener('click', (e) => (e.shiftKey || e.ctrlKey || e.metaKey ? toggleSelect({ track: name, index }) : select({ track: name, index })));
   el.addEventListener('keydown', (e) => dispatch(e, 'clip', { track: name, index }));
   return el;
 }
@@ -164,6 +166,7 @@ export function drawTimeline(): void {
   drawSelection();
   drawRuler(geo);
   drawPlayhead();
+  drawMarks();
 }
 
 /** What the drawn clip elements show: a new sequence, an edit or a newly known title means new elements. */
@@ -218,7 +221,7 @@ function drawLanes(focusKey: string | null = null, geo: Geometry = geometry()): 
   if (!tl) return;
   const active = document.activeElement instanceof HTMLElement && lanes.contains(document.activeElement) ? document.activeElement : null;
   focusKey ??= active?.dataset.track ? keyOf(active.dataset.track, Number(active.dataset.index)) : null;
-  const keepKeys = [focusKey, pinned, view.selection ? keyOf(view.selection.track, view.selection.index) : null];
+  const keepKeys = [focusKey, pinned, ...view.selected];
   const range = visibleFrames(geo.left, geo.width, LABEL_PX, px());
   const zoomNow = String(px());
   const budget = { left: MAX_VIDEO_THUMBS };
@@ -266,11 +269,24 @@ function drawLanes(focusKey: string | null = null, geo: Geometry = geometry()): 
   lanes.dataset.drawn = String(drawn.size);
 }
 
-/** The selected clip is marked without drawing the lanes again. */
+/** The in and out marks: the range between them shaded over the tracks. */
+export function drawMarks(): void {
+  const { in: i, out: o } = view.marks;
+  inOut.hidden = i === null && o === null;
+  if (inOut.hidden) return;
+  const from = i ?? 0;
+  const to = o ?? Math.max(from + 1, totalFrames());
+  inOut.style.left = `${from * px()}px`;
+  inOut.style.width = `${Math.max(2, (to - from) * px())}px`;
+  inOut.classList.toggle('open-in', i === null);
+  inOut.classList.toggle('open-out', o === null);
+}
+
+/** The selected clips are marked without drawing the lanes again. */
 export function drawSelection(): void {
-  const s = view.selection;
+  const s = view.selected;
   for (const el of lanes.querySelectorAll<HTMLElement>('.clip')) {
-    const on = s !== null && el.dataset.track === s.track && Number(el.dataset.index) === s.index;
+    const on = s.has(`${el.dataset.track}:${el.dataset.index}`);
     el.classList.toggle('selected', on);
     el.setAttribute('aria-pressed', on ? 'true' : 'false');
   }
@@ -318,7 +334,19 @@ function showGuide(target: SnapTarget | null): void {
   if (target) snapGuide.style.left = `${target.frame * px()}px`;
 }
 
-/** A drag moves the clip (or trims the edge it began on); the element follows the pointer, the action saves on release. */
+/** The lane under a point, when it holds clips of `kind` ('V' or 'A'). */
+function laneAt(x: number, y: number, kind: string): HTMLElement | null {
+  const lane = document.elementFromPoint(x, y)?.closest<HTMLElement>('.lane');
+  return lane && lane.dataset.track?.[0] === kind ? lane : null;
+}
+
+/**
+ * A drag moves the clip (or trims the edge it began on); the element follows
+ * the pointer to exactly where the release saves it (frames.ts: a move stops
+ * at the neighbours' edges; with Shift it inserts and ripples the rest; up or
+ * down onto another track of its kind it moves there). A selected clip among
+ * others moves them all.
+ */
 function startGesture(e: PointerEvent, el: HTMLElement, track: string, index: number): void {
   if (!view.tl || e.button !== 0 || view.saving) return;
   const c = view.tl.tracks[track]?.[index];
@@ -328,29 +356,42 @@ function startGesture(e: PointerEvent, el: HTMLElement, track: string, index: nu
   const start = frames(c.start);
   const length = frames(c.duration);
   const targets = snapTargets(track, index);
+  const group = !edge && view.selected.size > 1 && view.selected.has(`${track}:${index}`);
+  const groupEls = group ? [...lanes.querySelectorAll<HTMLElement>('.clip.selected')] : [];
+  const bounds = edge ? trimBounds(track, index) : undefined;
+  const ownLane = el.parentElement!;
   let dragging = false;
-  let result: { start: number; in: number; length: number } = { start, in: frames(c.in), length };
+  let result: { start: number; in: number; length: number; track: string; insert: boolean; shift: number } = { start, in: frames(c.in), length, track, insert: false, shift: 0 };
   el.setPointerCapture(e.pointerId);
   gesture = true;
   const move = (ev: PointerEvent) => {
     const dx = ev.clientX - x0;
-    if (!dragging && Math.abs(dx) < DRAG_PX) return;
+    if (!dragging && Math.abs(dx) < DRAG_PX && Math.abs(ev.clientY - e.clientY) < DRAG_PX) return;
     dragging = true;
     el.classList.add('dragging');
     // Alt held suspends snapping for this gesture.
     const snap = view.snapping && !ev.altKey;
     if (edge) {
-      const r = trimClip({ start, in: frames(c.in), length, edge, deltaPx: dx, pxPerFrame: px(), targets, thresholdPx: SNAP_PX, snapping: snap, still: isStill(c) });
-      result = r;
+      const r = trimClip({ start, in: frames(c.in), length, edge, deltaPx: dx, pxPerFrame: px(), targets, thresholdPx: SNAP_PX, snapping: snap, still: isStill(c), bounds });
+      result = { ...result, ...r };
       showGuide(r.target);
       place(el, r.start, r.length);
+    } else if (group) {
+      const wanted = moveClip({ start, length, deltaPx: dx, pxPerFrame: px(), targets, thresholdPx: SNAP_PX, snapping: snap }).frame - start;
+      const shift = clampGroupShift(frameTracks(), view.selected, wanted);
+      result = { ...result, start: start + shift, shift };
+      for (const g of groupEls) g.style.transform = `translateX(${shift * px()}px)`;
     } else {
       const r = moveClip({ start, length, deltaPx: dx, pxPerFrame: px(), targets, thresholdPx: SNAP_PX, snapping: snap });
-      result = { start: r.frame, in: frames(c.in), length };
-      showGuide(r.target);
-      el.style.left = `${r.frame * px()}px`;
+      const lane = laneAt(ev.clientX, ev.clientY, track[0]!) ?? ownLane;
+      const to = lane.dataset.track ?? track;
+      const at = previewPlace(track, index, r.frame, to, ev.shiftKey);
+      result = { ...result, start: at, track: to, insert: ev.shiftKey };
+      showGuide(at === r.frame ? r.target : null);
+      el.style.left = `${at * px()}px`;
+      el.style.transform = lane === ownLane ? '' : `translateY(${lane.getBoundingClientRect().top - ownLane.getBoundingClientRect().top}px)`;
     }
-    say(`${edge ? 'Trim' : 'Move'}: ${tc(result.start)}–${tc(result.start + result.length)}`);
+    say(`${edge ? 'Trim' : result.insert ? 'Insert' : 'Move'}: ${tc(result.start)}–${tc(result.start + result.length)}${result.track !== track ? ` on ${result.track}` : ''}`);
   };
   const end = () => {
     gesture = false;
@@ -364,13 +405,83 @@ function startGesture(e: PointerEvent, el: HTMLElement, track: string, index: nu
     if (!dragging) return;
     // A drag is not a click: keep the click from re-selecting after the save redraws.
     el.addEventListener('click', (ev) => ev.stopImmediatePropagation(), { capture: true, once: true });
+    if (group) {
+      if (result.shift !== 0) moveSelectedBy(result.shift);
+      else requestRender('timeline');
+      return;
+    }
     select({ track, index });
     if (edge) applyTrim(track, index, c, result);
-    else moveTo(track, index, c, result.start);
+    else if (result.start === start && result.track === track && !result.insert) requestRender('timeline');
+    else placeClip(track, index, result.start, result.track, result.insert);
   };
   el.addEventListener('pointermove', move);
   el.addEventListener('pointerup', end);
   el.addEventListener('pointercancel', end);
+}
+
+/** A press on an empty part of the lanes draws a marquee: the clips it touches become the selection (with Shift/Ctrl, added to it). */
+function startMarquee(e: PointerEvent): void {
+  if (!view.tl || e.button !== 0 || (e.target as HTMLElement).closest('.clip')) return;
+  const box = scroller.getBoundingClientRect();
+  const x0 = e.clientX;
+  const y0 = e.clientY;
+  const adding = e.shiftKey || e.ctrlKey || e.metaKey;
+  const before = adding ? [...view.selected] : [];
+  let dragging = false;
+  lanes.setPointerCapture(e.pointerId);
+  const move = (ev: PointerEvent) => {
+    if (!dragging && Math.hypot(ev.clientX - x0, ev.clientY - y0) < DRAG_PX) return;
+    dragging = true;
+    const [l, r] = [Math.min(x0, ev.clientX), Math.max(x0, ev.clientX)];
+    const [t, b] = [Math.min(y0, ev.clientY), Math.max(y0, ev.clientY)];
+    marquee.hidden = false;
+    marquee.style.left = `${l - box.left + scroller.scrollLeft}px`;
+    marquee.style.top = `${t - box.top}px`;
+    marquee.style.width = `${r - l}px`;
+    marquee.style.height = `${b - t}px`;
+    const keys = new Set(before);
+    for (const clip of lanes.querySelectorAll<HTMLElement>('.clip')) {
+      const cb = clip.getBoundingClientRect();
+      if (cb.right >= l && cb.left <= r && cb.bottom >= t && cb.top <= b) keys.add(`${clip.dataset.track}:${clip.dataset.index}`);
+    }
+    selectMany([...keys]);
+  };
+  const up = () => {
+    lanes.removeEventListener('pointermove', move);
+    lanes.removeEventListener('pointerup', up);
+    lanes.removeEventListener('pointercancel', up);
+    marquee.hidden = true;
+    if (!dragging && !adding) select(null);
+  };
+  lanes.addEventListener('pointermove', move);
+  lanes.addEventListener('pointerup', up);
+  lanes.addEventListener('pointercancel', up);
+}
+
+/** The frame under a client x on the lanes. */
+function frameAtX(clientX: number): number {
+  const lane = lanes.querySelector<HTMLElement>('.lane');
+  const left = lane ? lane.getBoundingClientRect().left : scroller.getBoundingClientRect().left + LABEL_PX;
+  return Math.max(0, Math.round((clientX - left) / px()));
+}
+
+/** The media type of a dragged bin item: its asset id, kind and length in frames. */
+export const BIN_TYPE = 'application/x-backlot-clip';
+
+function dropOnLane(e: DragEvent): void {
+  const lane = (e.target as HTMLElement).closest<HTMLElement>('.lane');
+  const raw = e.dataTransfer?.getData(BIN_TYPE);
+  if (!lane || !raw) return;
+  e.preventDefault();
+  lane.classList.remove('drop');
+  const item = JSON.parse(raw) as { asset_id: string; kind: string; length: number; title?: string };
+  const wants = item.kind === 'audio' ? 'A' : 'V';
+  if (lane.dataset.track![0] !== wants) {
+    say(`${item.kind === 'audio' ? 'Sound goes on an A track' : 'Pictures go on a V track'}: drop it on ${wants}1…${wants}9.`, true);
+    return;
+  }
+  addClip(lane.dataset.track!, item.asset_id, frameAtX(e.clientX), item.length, e.shiftKey, item.title);
 }
 
 // ---- the viewport: zoom and scroll --------------------------------------------
@@ -424,6 +535,17 @@ export const viewport: Viewport = {
 
 /** The ruler sets the playhead by pointer and keys; Ctrl/⌘+wheel zooms; the ruler's ticks follow the scroll. */
 export function wireTimeline(): void {
+  lanes.addEventListener('pointerdown', startMarquee);
+  lanes.addEventListener('dragover', (e) => {
+    const lane = (e.target as HTMLElement).closest<HTMLElement>('.lane');
+    if (!lane || !e.dataTransfer?.types.includes(BIN_TYPE)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+    for (const l of lanes.querySelectorAll('.lane.drop')) if (l !== lane) l.classList.remove('drop');
+    lane.classList.add('drop');
+  });
+  lanes.addEventListener('dragleave', (e) => (e.target as HTMLElement).closest('.lane')?.classList.remove('drop'));
+  lanes.addEventListener('drop', dropOnLane);
   ruler.addEventListener('keydown', (e) => dispatch(e, 'ruler'));
   ruler.addEventListener('pointerdown', (e) => {
     const rect = ruler.getBoundingClientRect();

@@ -1,6 +1,6 @@
 import { h } from '../../lib/dom';
 import { keyHelp } from '../actions/commands';
-import { undo } from '../actions/edits';
+import { redo, splitAtPlayhead, undo } from '../actions/edits';
 import { say } from '../actions/notice';
 import { fitZoom, setPlayhead, setZoom, togglePlay, toggleSnap } from '../actions/transport';
 import { parseTime, ZOOMS } from '../frames';
@@ -9,6 +9,8 @@ import { player } from './viewer';
 import { zoomFits } from './timeline';
 
 const undoButton = h('button', { type: 'button', 'aria-keyshortcuts': 'Control+Z Meta+Z' }, 'Undo');
+const redoButton = h('button', { type: 'button', 'aria-keyshortcuts': 'Control+Shift+Z Meta+Shift+Z Control+Y' }, 'Redo');
+const splitButton = h('button', { type: 'button', 'aria-keyshortcuts': 'S' }, 'Split');
 const playButton = h('button', { type: 'button', class: 'primary', 'aria-keyshortcuts': 'Space' }, 'Play');
 const playheadField = h('input', { type: 'text', id: 'playhead-field', class: 'time', inputmode: 'numeric', autocomplete: 'off', spellcheck: 'false' });
 const zoomOut = h('button', { type: 'button', 'aria-label': 'Zoom out', 'aria-keyshortcuts': '-' }, '−');
@@ -21,6 +23,8 @@ export const toolbar = h(
   'div',
   { class: 'toolbar', role: 'toolbar', 'aria-label': 'Editing' },
   undoButton,
+  redoButton,
+  splitButton,
   playButton,
   h('label', { for: 'playhead-field', class: 'inline' }, 'Playhead'),
   playheadField,
@@ -29,7 +33,11 @@ export const toolbar = h(
 );
 
 /** The on-screen keys, from the command table. */
-export const keyList = h('p', { class: 'muted keys' }, keyHelp());
+export const keyList = h(
+  'ul',
+  { class: 'muted keys', 'aria-label': 'Keys' },
+  ...keyHelp().map(([keys, what]) => h('li', {}, h('kbd', {}, keys), ` ${what}`)),
+);
 
 function zoomText(): string {
   const p = px();
@@ -41,7 +49,10 @@ export function drawToolbar(): void {
   zoomIn.disabled = view.zoom === 0 || !zoomFits(view.zoom - 1);
   zoomOut.disabled = view.zoom === ZOOMS.length - 1;
   snapBox.checked = view.snapping;
-  undoButton.disabled = !view.revisions.some((r) => r.revision === view.contentRevision - 1);
+  undoButton.disabled = view.undo.length === 0;
+  redoButton.disabled = view.redo.length === 0;
+  undoButton.title = view.undo.length ? `Undo: ${view.undo[view.undo.length - 1]!.description}` : 'Nothing of this page to undo';
+  redoButton.title = view.redo.length ? `Redo: ${view.redo[view.redo.length - 1]!.description}` : 'Nothing to redo';
   playButton.textContent = player.playing ? 'Pause' : 'Play';
 }
 
@@ -52,6 +63,8 @@ export function drawPlayheadField(): void {
 
 export function wireToolbar(): void {
   undoButton.addEventListener('click', () => void undo());
+  redoButton.addEventListener('click', () => void redo());
+  splitButton.addEventListener('click', () => splitAtPlayhead());
   playButton.addEventListener('click', () => togglePlay());
   zoomIn.addEventListener('click', () => setZoom(view.zoom - 1));
   zoomOut.addEventListener('click', () => setZoom(view.zoom + 1));

@@ -1,6 +1,7 @@
 import { interruptBench } from './harness';
 import { runAssetsBench } from './assets';
 import { runCrashBench } from './crash';
+import { runEditorBench } from './editor';
 import { runExportBench } from './export';
 import { runGalleryBench } from './gallery';
 import { runJobsBench } from './jobs';
@@ -14,6 +15,7 @@ import { runSoakBench } from './soak';
 const BENCHES: Record<string, () => Promise<void>> = {
   assets: runAssetsBench,
   crash: runCrashBench,
+  editor: runEditorBench,
   export: runExportBench,
   gallery: runGalleryBench,
   jobs: runJobsBench,

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import ts from 'typescript';
+import { SHAPES } from '../tools/api-types';
 
 /**
  * Dependency direction, checked (docs/design.md "Layers: dependencies point
@@ -26,6 +27,9 @@ import ts from 'typescript';
  *   service/data-dir, service/data-dir-lock (`serve` refuses a locked data
  *   dir before loading the service) and service/core/auth.
  * - renderer/ imports nothing from main/ or service/ (it talks HTTP only).
+ * - The pages take the API's shapes only from renderer/lib/api-types.ts
+ *   (generated from docs/openapi.json by tools/api-types.ts): no other
+ *   renderer file declares a type of the same name.
  * - The editor page (renderer/editor/) is state, actions and views
  *   (docs/design.md, "The editor page is state, actions and views"):
  *   frames.ts and types.ts import nothing of the page; state.ts only them;
@@ -201,7 +205,63 @@ function scanSources(root: string): SourceFile[] {
   return files;
 }
 
+/** The generated module, the one place pages take the API's shapes from. */
+const API_TYPES = 'renderer/lib/api-types.ts';
+/**
+ * Hand-copied shapes that predate the generated module, in launcher files
+ * being rewritten in parallel; each entry is a file and the name it may still
+ * declare. Shrinks, never grows.
+ */
+const HAND_COPIED_STILL: readonly string[] = ['renderer/launcher/gallery.ts Item', 'renderer/launcher/studios.ts Studio'];
+
+/** Every top-level interface or type alias named like an API shape outside the generated module, as "file declares Name". */
+export function findHandCopiedShapes(files: readonly { file: string; source: string }[], names: ReadonlySet<string>): string[] {
+  const found: string[] = [];
+  for (const { file, source } of files) {
+    if (file === API_TYPES) continue;
+    const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, false);
+    for (const node of sf.statements) {
+      if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && names.has(node.name.text)) {
+        if (!HAND_COPIED_STILL.includes(`${file} ${node.name.text}`)) found.push(`${file} declares ${node.name.text}`);
+      }
+    }
+  }
+  return found;
+}
+
+function rendererSources(root: string): { file: string; source: string }[] {
+  const out: { file: string; source: string }[] = [];
+  const walk = (rel: string) => {
+    for (const entry of readdirSync(path.join(root, rel), { withFileTypes: true })) {
+      const child = `${rel}/${entry.name}`;
+      if (entry.isDirectory()) walk(child);
+      else if (/\.ts$/.test(entry.name) && !entry.name.endsWith('.d.ts')) out.push({ file: child, source: readFileSync(path.join(root, child), 'utf8') });
+    }
+  };
+  walk('renderer');
+  return out;
+}
+
+const SHAPE_NAMES = new Set(['Page', ...SHAPES.map((s) => s.name)]);
+
 describe('architecture', () => {
+  test('pages take API shapes only from renderer/lib/api-types.ts (generated from docs/openapi.json)', () => {
+    const files = rendererSources(ROOT);
+    assert.ok(files.some((f) => f.file === API_TYPES), `${API_TYPES} not found under ${ROOT}`);
+    const found = findHandCopiedShapes(files, SHAPE_NAMES);
+    assert.deepEqual(found, [], `\n${found.join('\n')}\nimport these from ${API_TYPES} instead`);
+  });
+
+  test('self-check: a hand-copied API shape is found, an import or a local type is not', () => {
+    const files = [
+      { file: 'renderer/editor/main.ts', source: "import type { Timeline } from '../lib/api-types';\ninterface Job { id: string }\ntype Clip = { start: number };\ninterface Selection { n: number }" },
+      { file: 'renderer/lib/api.ts', source: "export type { Page } from './api-types';\nexport interface Page2<T> { items: T[] }" },
+      { file: 'renderer/lib/api-types.ts', source: 'export interface Job { id: string }' },
+      { file: 'renderer/launcher/gallery.ts', source: 'export interface Item { id: string }' },
+    ];
+    assert.deepEqual(findHandCopiedShapes(files, SHAPE_NAMES), ['renderer/editor/main.ts declares Job', 'renderer/editor/main.ts declares Clip']);
+  });
+
   test('the sources respect the dependency direction', () => {
     const files = scanSources(ROOT);
     const names = files.map((f) => f.file);

@@ -138,14 +138,14 @@ describe('editor surface', { timeout: 240_000 }, () => {
     await shots('editor-opened-800');
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.getByRole('button', { name: 'Fit' }).click();
-    // The clip under the playhead plays from the right offset (11 frames into sunrise).
+    // Play runs from the playhead: the clip under it plays from the right offset (11 frames into sunrise).
     await page.getByRole('button', { name: 'Play', exact: true }).click();
     await page.waitForFunction(() => {
-      const v = document.querySelector('video.viewer') as HTMLVideoElement;
+      const v = document.querySelector('video.viewer[data-active]') as HTMLVideoElement;
       return v.currentTime >= 0.44 && v.src.includes('/api/v1/media/');
     });
     // Through a short-lived media URL for that asset's file (docs/api.md §Media URLs).
-    assert.match(await page.locator('video.viewer').evaluate((v: HTMLVideoElement) => new URL(v.src).pathname), new RegExp(`^/api/v1/media/${assetIds[0]}\\.f\\.`));
+    assert.match(await page.locator('video.viewer[data-active]').evaluate((v: HTMLVideoElement) => new URL(v.src).pathname), new RegExp(`^/api/v1/media/${assetIds[0]}\\.f\\.`));
     await page.getByRole('button', { name: 'Pause' }).click();
     assert.deepEqual(errors, []);
   });

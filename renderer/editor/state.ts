@@ -1,4 +1,4 @@
-import type { Job } from '../lib/job';
+import type { Job } from '../lib/api-types';
 import { frameRate, type Rate } from './frames';
 import type { AssetInfo, Clip, Plan, Preset, Revision, Selection, Timeline } from './types';
 
@@ -37,6 +37,8 @@ export interface State {
   cancelling: Set<string>;
   /** An export was asked for and its job is not back yet. */
   exportStarting: boolean;
+  /** The file name each export of this page asked for (its Download keeps it). */
+  exportNames: Map<string, string>;
   assets: Map<string, AssetInfo>;
   preset: Preset;
   /** The export plan for `preset`: loading, the plan, or why there is none (a 422's clip reasons). */
@@ -82,6 +84,7 @@ export const state: State = {
   exportJobs: new Map(),
   cancelling: new Set(),
   exportStarting: false,
+  exportNames: new Map(),
   assets: new Map(),
   preset: 'auto',
   plan: null,

@@ -3,7 +3,7 @@ import { duration } from '../lib/format';
 import { failureBlock } from './failure';
 import { setAttr, setText, syncChildren } from './frame';
 import { isFinished } from './job-plan';
-import type { Job } from '../lib/job';
+import type { Job } from '../lib/api-types';
 
 /**
  * One job's row in the launcher's list: built once, then brought up to date in place by

@@ -1,6 +1,6 @@
 import { ApiFailure, call, query, type Page } from '../lib/api';
 import { h } from '../lib/dom';
-import type { Job } from '../lib/job';
+import type { Job } from '../lib/api-types';
 import { readStudioTail, type LogTail } from './log-tail';
 
 /**

@@ -59,10 +59,7 @@ export async function call<T = unknown>(path: string, options: CallOptions = {})
   return json as T;
 }
 
-export interface Page<T> {
-  items: T[];
-  next_cursor: string | null;
-}
+export type { Page } from './api-types';
 
 /** A query string from the defined entries. */
 export function query(params: Record<string, string | number | boolean | null | undefined>): string {

@@ -1,4 +1,5 @@
 import { call, query, type Page } from '../../lib/api';
+import type { Item } from '../../lib/api-types';
 import { failureText } from '../read';
 import { requestRender, state, type BinItem } from '../state';
 
@@ -7,12 +8,6 @@ import { requestRender, state, type BinItem } from '../state';
  * items: GET /launcher/gallery/items?studio=…), pictures and sound, to drag
  * onto a track or add at the playhead.
  */
-
-interface Item {
-  asset_id: string;
-  kind: string;
-  title: string | null;
-}
 
 /** Seconds a still lasts when added (the service's default for pictures). */
 const STILL_SECONDS = 5;

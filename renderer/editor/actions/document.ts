@@ -1,6 +1,6 @@
 import { ApiFailure, call, query, type Page } from '../../lib/api';
 import { authHeaders } from '../../lib/credential';
-import type { Job } from '../../lib/job';
+import type { Job } from '../../lib/api-types';
 import { frameRate } from '../frames';
 import { base, clipReasons, failureText } from '../read';
 import { ports, renderNow, requestRender, state } from '../state';

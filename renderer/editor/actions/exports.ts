@@ -1,19 +1,29 @@
 import { ApiFailure, call } from '../../lib/api';
-import type { Job } from '../../lib/job';
+import type { Job } from '../../lib/api-types';
 import { base, clipReasons, failureText } from '../read';
 import { requestRender, state } from '../state';
 import { say, showProblem } from './notice';
 
 export const FINISHED = new Set(['succeeded', 'failed', 'cancelled']);
 
-export async function startExport(): Promise<void> {
+/** The name the service gives the file (docs/api.md "Export"): `.mp4` added unless it ends so. */
+export function exportFileName(asked: string): string {
+  const name = asked.trim();
+  return /\.mp4$/i.test(name) ? name : `${name}.mp4`;
+}
+
+/** Starts an export; `filename` (else the sequence's name) is the file's name in the library and on download. */
+export async function startExport(filename?: string): Promise<void> {
   if (!state.tl) return;
+  const name = filename?.trim() ? filename.trim() : null;
+  const sequenceName = state.tl.name;
   state.exportStarting = true;
   requestRender('exports');
   showProblem(null);
   try {
-    const job = await call<Job>(`${base()}:export`, { method: 'POST', body: { preset: state.preset } });
+    const job = await call<Job>(`${base()}:export`, { method: 'POST', body: { preset: state.preset, ...(name ? { filename: name } : {}) } });
     state.exportJobs.set(job.id, job);
+    state.exportNames.set(job.id, exportFileName(name ?? sequenceName));
     say(`Export started (${state.preset}).`);
   } catch (err) {
     say('The export did not start.');

@@ -1,5 +1,5 @@
 import { onCredentialChange } from '../../lib/credential';
-import type { Job } from '../../lib/job';
+import type { Job } from '../../lib/api-types';
 import { EventStream } from '../../lib/sse';
 import { requestRender, state } from '../state';
 import type { Timeline } from '../types';

@@ -1,4 +1,4 @@
-import { clipAt, isStill, tc, totalFrames } from '../read';
+import { tc, totalFrames } from '../read';
 import { ports, requestRender, state } from '../state';
 import { shuttle, ZOOMS } from '../frames';
 import { say } from './notice';
@@ -23,12 +23,13 @@ export function togglePlay(): void {
     ports.player.pause();
     return;
   }
-  const hit = clipAt(state.playhead);
-  if (!hit || isStill(hit.clip)) {
-    say(hit ? 'A still picture: nothing to play.' : `No clip under the playhead at ${tc(state.playhead)}.`);
+  // The whole cut from the playhead (from the start once it is at the end), gaps and stills included.
+  const end = totalFrames();
+  if (end === 0) {
+    say('The sequence is empty: nothing to play.');
     return;
   }
-  ports.player.play(state.playhead);
+  ports.player.play(state.playhead >= end - 1 ? 0 : state.playhead);
 }
 
 export function setZoom(next: number, anchorClientX?: number): void {

@@ -1,10 +1,10 @@
 import { h, replace } from '../../lib/dom';
 import { when } from '../../lib/format';
-import type { Job } from '../../lib/job';
-import { openMedia } from '../../lib/media';
+import type { Job } from '../../lib/api-types';
+import { mediaUrl, openMedia } from '../../lib/media';
 import { setPreset } from '../actions/document';
-import { cancelExport, FINISHED, startExport } from '../actions/exports';
-import { clipName, view } from '../read';
+import { cancelExport, exportFileName, FINISHED, startExport } from '../actions/exports';
+import { clipName, frames, tc, view } from '../read';
 import type { Plan, Preset } from '../types';
 
 const PRESETS: { value: Preset; label: string }[] = [
@@ -22,11 +22,34 @@ export const exportPanel = h(
   'section',
   { class: 'panel', 'aria-labelledby': 'export-title' },
   h('h3', { id: 'export-title' }, 'Export'),
-  h('div', { class: 'row' }, h('label', { for: 'preset' }, 'Preset'), presetSelect, exportButton),
+  h('div', { class: 'row' }, h('label', { for: 'preset' }, 'Preset'), presetSelect),
   planView,
   h('h4', {}, 'Exports'),
   exportList,
 );
+
+/**
+ * The export bar, stuck to the bottom of the window so that it is always in
+ * view (at 1280×800 the panels reach below the fold): the file name (the
+ * sequence's name until edited; editable until an export runs), Export, and
+ * the newest export of this sequence: its progress as the service reports it,
+ * Cancel, and once done its file name, a link to its gallery item in the
+ * launcher (a new tab; the launcher window in the desktop shell) and Download
+ * under that name.
+ */
+const nameInput = h('input', { type: 'text', id: 'export-name', class: 'export-name', autocomplete: 'off', spellcheck: 'false' });
+const barStatus = h('div', { class: 'bar-status', role: 'status' });
+export const exportBarEl = h(
+  'section',
+  { class: 'export-bar', 'aria-label': 'Export this sequence' },
+  h('label', { for: 'export-name' }, 'File name'),
+  nameInput,
+  exportButton,
+  barStatus,
+);
+/** The sequence the name field shows a name for; a new one resets the field. */
+let nameFor: string | null = null;
+let nameEdited = false;
 
 export function drawPlan(): void {
   if (view.planBusy) planView.setAttribute('aria-busy', 'true');
@@ -44,12 +67,33 @@ export function drawPlan(): void {
   drawPlanTable(shown.plan);
 }
 
+/** Rows of the plan shown before "Show all". */
+const PLAN_ROWS = 50;
+let planAll = false;
+/** The sequence the plan's "Show all" was asked for; another one starts short again. */
+let planFor: string | null = null;
+
+function moreButton(more: number): HTMLElement {
+  const b = h('button', { type: 'button', class: 'plan-more' }, `Show the other ${more} clips`);
+  b.addEventListener('click', () => {
+    planAll = true;
+    drawPlan();
+  });
+  return b;
+}
+
 function drawPlanTable(plan: Plan): void {
+  if (planFor !== view.tl?.id) {
+    planFor = view.tl?.id ?? null;
+    planAll = false;
+  }
   const headline =
     plan.path === 'copy'
       ? 'Plan: copy (lossless). Every clip is joined as it is, without encoding.'
       : 'Plan: conform (encode). The picture is encoded once to H.264 at the target size and rate.';
-  const rows = plan.clips.map((c) =>
+  // A long sequence lists its first clips; the rest on request (each row is five elements).
+  const shown = planAll || plan.clips.length <= PLAN_ROWS ? plan.clips : plan.clips.slice(0, PLAN_ROWS);
+  const rows = shown.map((c) =>
     h(
       'tr',
       {},
@@ -71,6 +115,7 @@ function drawPlanTable(plan: Plan): void {
           h('tbody', {}, ...rows),
         )
       : null,
+    shown.length < plan.clips.length ? moreButton(plan.clips.length - shown.length) : null,
   );
 }
 
@@ -89,6 +134,7 @@ export function drawExports(): void {
   const list = [...view.exportJobs.values()].filter((j) => j.timeline_id === tl.id).sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : a.id < b.id ? 1 : -1));
   const running = list.some((j) => !FINISHED.has(j.state));
   exportButton.disabled = running || view.exportStarting;
+  drawBar(list[0] ?? null, running);
   if (list.length === 0) {
     replace(exportList, h('li', { class: 'empty muted' }, 'No export yet.'));
     return;
@@ -103,6 +149,8 @@ export function drawExports(): void {
       cancel.addEventListener('click', () => void cancelExport(job));
     }
     const pct = job.progress_den > 0 ? Math.min(100, Math.round((job.progress_num / job.progress_den) * 100)) : null;
+    const itemId = typeof job.data.item_id === 'string' ? job.data.item_id : null;
+    const assetId = typeof job.data.asset_id === 'string' ? job.data.asset_id : null;
     return h(
       'li',
       { class: 'export', 'data-job': job.id, 'data-state': job.state, tabindex: -1 },
@@ -113,8 +161,8 @@ export function drawExports(): void {
         { class: 'export-meta' },
         h('span', { class: `state state-${job.state}` }, asked && !finished ? 'cancelling' : job.state),
         !finished && pct !== null ? h('span', { class: 'muted' }, `${pct}%`) : null,
-        job.state === 'succeeded' && job.data?.item_id ? h('a', { href: `/#gallery/${job.data.item_id}`, class: 'gallery-link', target: '_blank', rel: 'noopener' }, 'Open in the gallery') : null,
-        job.state === 'succeeded' && job.data?.asset_id ? playLink(job.data.asset_id) : null,
+        job.state === 'succeeded' && itemId ? h('a', { href: `/#gallery/${itemId}`, class: 'gallery-link', target: '_blank', rel: 'noopener' }, 'Open in the gallery') : null,
+        job.state === 'succeeded' && assetId ? playLink(assetId) : null,
         job.last_error ? h('span', { class: 'error' }, job.last_error) : null,
         cancel,
       ),
@@ -129,6 +177,70 @@ export function drawExports(): void {
   }
 }
 
+function drawBar(job: Job | null, running: boolean): void {
+  const tl = view.tl!;
+  if (nameFor !== tl.id) {
+    nameFor = tl.id;
+    nameEdited = false;
+  }
+  if (!nameEdited && document.activeElement !== nameInput) nameInput.value = exportFileName(tl.name);
+  nameInput.disabled = running || view.exportStarting;
+  if (!job) {
+    replace(barStatus, h('span', { class: 'muted' }, 'Not exported yet.'));
+    return;
+  }
+  barStatus.dataset.job = job.id;
+  barStatus.dataset.state = job.state;
+  const asked = view.cancelling.has(job.id) || job.cancel_requested_at !== null;
+  if (!FINISHED.has(job.state)) {
+    const pct = job.progress_den > 0 ? Math.min(100, Math.floor((job.progress_num / job.progress_den) * 100)) : null;
+    const fps = view.tl!.target.fps;
+    const done = pct === null ? 'Starting…' : `${pct}% · ${tc(frames(job.progress_num / 1000))} of ${tc(Math.round((job.progress_den / 1000) * fps))}`;
+    const cancel = h('button', { type: 'button', disabled: asked, 'aria-label': `Cancel ${job.title}` }, asked ? 'Cancelling…' : 'Cancel');
+    cancel.addEventListener('click', () => void cancelExport(job));
+    replace(barStatus, exportProgress(job), h('span', { class: 'bar-text' }, asked ? 'Cancelling…' : done), cancel);
+    return;
+  }
+  const name = view.exportNames.get(job.id) ?? exportFileName(tl.name);
+  const itemId = typeof job.data.item_id === 'string' ? job.data.item_id : null;
+  const assetId = typeof job.data.asset_id === 'string' ? job.data.asset_id : null;
+  if (job.state !== 'succeeded' || !assetId) {
+    replace(barStatus, h('span', { class: job.state === 'failed' ? 'error' : 'muted' }, job.state === 'failed' ? `Export failed: ${job.last_error ?? 'no reason given'}` : `Export ${job.state}.`));
+    return;
+  }
+  replace(
+    barStatus,
+    h('span', { class: 'bar-done' }, 'Exported ', h('strong', { class: 'bar-name' }, name)),
+    itemId ? h('a', { href: `/#gallery/${itemId}`, target: '_blank', rel: 'noopener', class: 'launcher-link' }, 'Show in launcher') : null,
+    downloadLink(assetId, name),
+  );
+}
+
+/** The bar's progress: a determinate bar once the service gives a total (steady: progress_num is the picture written). */
+function exportProgress(job: Job): HTMLElement {
+  if (job.progress_den <= 0) return h('div', { class: 'bar indeterminate', role: 'progressbar', 'aria-label': 'Export progress' }, h('span'));
+  const pct = Math.min(100, Math.floor((job.progress_num / job.progress_den) * 100));
+  const fill = h('span');
+  fill.style.width = `${pct}%`;
+  return h('div', { class: 'bar', role: 'progressbar', 'aria-label': 'Export progress', 'aria-valuemin': 0, 'aria-valuemax': 100, 'aria-valuenow': pct, 'aria-valuetext': `${pct}%` }, fill);
+}
+
+/** Download under the export's own name: a media URL of this origin, so the browser keeps the `download` name. */
+function downloadLink(assetId: string, name: string): HTMLElement {
+  const a = h('a', { class: 'download', download: name, href: '#', 'data-asset': assetId }, 'Download');
+  void mediaUrl(assetId, 'file').then((url) => url && a.setAttribute('href', url));
+  a.addEventListener('click', (e) => {
+    // A URL minted long ago may have expired: a fresh one, then the same download.
+    e.preventDefault();
+    void mediaUrl(assetId, 'file').then((url) => {
+      if (!url) return;
+      a.setAttribute('href', url);
+      h('a', { href: url, download: name }).click();
+    });
+  });
+  return a;
+}
+
 /** The exported file, opened in a new tab through a fresh media URL. */
 function playLink(assetId: string): HTMLElement {
   const a = h('a', { href: '#', 'data-media': assetId }, 'Play the file');
@@ -141,5 +253,10 @@ function playLink(assetId: string): HTMLElement {
 
 export function wireExport(): void {
   presetSelect.addEventListener('change', () => setPreset(presetSelect.value as Preset));
-  exportButton.addEventListener('click', () => void startExport());
+  exportButton.addEventListener('click', () => void startExport(nameInput.value));
+  nameInput.addEventListener('input', () => (nameEdited = true));
+  nameInput.addEventListener('keydown', (e) => {
+    e.stopPropagation(); // typing a name is not a command (Space, J/K/L, S …)
+    if (e.key === 'Enter' && !exportButton.disabled) void startExport(nameInput.value);
+  });
 }

@@ -2,7 +2,7 @@ import { h, replace } from '../../lib/dom';
 import { tc, totalFrames, view } from '../read';
 import { binPanel } from './bin';
 import { browserPanel, browserToggle } from './browser';
-import { exportPanel } from './export';
+import { exportBarEl, exportPanel } from './export';
 import { inspector } from './inspector';
 import { revisionList } from './revisions';
 import { scroller } from './timeline';
@@ -34,6 +34,7 @@ export function buildPage(root: HTMLElement): void {
       exportPanel,
       h('section', { class: 'panel', 'aria-labelledby': 'revisions-title' }, h('h3', { id: 'revisions-title' }, 'Revisions'), revisionList),
     ),
+    exportBarEl,
   );
   replace(root, h('header', { class: 'top' }, h('h1', {}, 'Backlot editor'), connection, browserToggle), statusLine, problem, waiting, browserPanel, surface);
 }

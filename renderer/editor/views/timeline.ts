@@ -8,7 +8,9 @@ import { clampGroupShift, moveClip, tickStep, trimClip, ZOOMS, type SnapTarget }
 import { frameTracks } from '../actions/edits';
 import { clipLabel, clipName, frames, isStill, px, requestRender, tc, totalFrames, trackNames, view, type Viewport } from '../read';
 import type { Clip } from '../types';
+import { laneItems, visibleFrames, type Span } from '../visible';
 import { poster } from './posters';
+import { waveformFor } from './waveform';
 
 /** Pixels an edge must come within to snap. */
 const SNAP_PX = 8;
@@ -38,8 +40,17 @@ const canvas = h('div', { class: 'canvas' }, ruler, lanes, marks);
 export const scroller = h('div', { class: 'scroller', role: 'group', 'aria-label': 'Timeline: tracks and clips' }, canvas, marquee);
 
 /** Frames drawn: the sequence plus room to drag past its end. */
-function canvasFramesAt(z: number): number {
-  const visible = Math.max(1, ((scroller.clientWidth || 800) - LABEL_PX) / ZOOMS[z]!);
+/**
+ * The scroller's width, kept by a ResizeObserver: reading clientWidth in the
+ * middle of a zoom (after the canvas changed) would force a layout of the page.
+ */
+let viewWidth = 0;
+/** The next scroll event is one a zoom made and already drew. */
+let drewScroll = false;
+const viewWidthNow = () => viewWidth || scroller.clientWidth || 800;
+
+function canvasFramesAt(z: number, width = viewWidthNow()): number {
+  const visible = Math.max(1, (width - LABEL_PX) / ZOOMS[z]!);
   return Math.max(totalFrames() + Math.ceil(visible * 0.25), Math.ceil(visible));
 }
 
@@ -76,49 +87,186 @@ function place(el: HTMLElement, startFrame: number, lengthFrames: number): void 
   el.style.width = `${Math.max(2, lengthFrames * px())}px`;
 }
 
+/** Each track's lane of the last draw, and its clips in frames (what laneItems reads). */
+let laneEls = new Map<string, { lane: HTMLElement; spans: Span[]; summaries: Map<string, HTMLElement> }>();
+/** Clip elements in the page by `track:index`, reused while only the scroll changes. */
+let drawn = new Map<string, HTMLElement>();
+/** While a clip is dragged its element must stay: scrolling draws nothing new meanwhile. */
+let gesture = false;
+/** A clip to keep drawn wherever it is (the one the keyboard moved to). */
+let pinned: string | null = null;
+
+const keyOf = (track: string, index: number) => `${track}:${index}`;
+
+/** Below this width a clip shows no thumbnail and no name (they would not fit): fewer elements at a long sequence's middle zooms. */
+const COMPACT_PX = 40;
+
+const isCompact = (lengthFrames: number) => lengthFrames * px() < COMPACT_PX;
+
+function clipElement(name: string, c: Clip, index: number, budget: { left: number }): HTMLElement {
+  const compact = isCompact(frames(c.duration));
+  const isSelected = view.selected.has(`${name}:${index}`);
+  const audio = name[0] === 'A';
+  const el = h(
+    'button',
+    {
+      type: 'button',
+      class: `clip clip-${audio ? 'audio' : 'video'}${isSelected ? ' selected' : ''}`,
+      'aria-pressed': isSelected ? 'true' : 'false',
+      'aria-label': clipLabel(name, c),
+      'data-track': name,
+      'data-index': index,
+      'data-start': frames(c.start),
+      'data-length': frames(c.duration),
+    },
+    audio && !compact ? waveformFor(c, lanes) : null,
+    h('span', { class: 'handle handle-start', 'aria-hidden': 'true', 'data-edge': 'start' }),
+    compact ? null : thumbFor(c, budget),
+    compact ? null : h('span', { class: 'clip-text', 'aria-hidden': 'true' }, clipName(c)),
+    h('span', { class: 'handle handle-end', 'aria-hidden': 'true', 'data-edge': 'end' }),
+  );
+  if (compact) el.dataset.compact = 'true';
+  place(el, frames(c.start), frames(c.duration));
+  el.addEventListener('pointerdown', (e) => startGesture(e, el, name, index));
+  el.addEventListener('click', (e) => (e.shiftKey || e.ctrlKey || e.metaKey ? toggleSelect({ track: name, index }) : select({ track: name, index })));
+  el.addEventListener('keydown', (e) => dispatch(e, 'clip', { track: name, index }));
+  return el;
+}
+
+/**
+ * Clips narrower than this many pixels are drawn as one summary per run: a
+ * clip that narrow shows nothing but a sliver, and a mid zoom of a long
+ * sequence would otherwise put thousands of them in the page.
+ */
+const SUMMARY_PX = 8;
+
+function summaryElement(name: string, s: { start: number; end: number; count: number }): HTMLElement {
+  const label = `${s.count} clip${s.count === 1 ? '' : 's'}, ${tc(s.start)} to ${tc(s.end)}: zoom in to see them`;
+  const el = h('span', { class: `clip-summary clip-summary-${name[0] === 'A' ? 'audio' : 'video'}`, role: 'img', 'aria-label': label, title: label, 'data-count': s.count });
+  place(el, s.start, s.end - s.start);
+  return el;
+}
+
+interface Geometry {
+  left: number;
+  width: number;
+}
+
+/** The scroller's position and width, read once per draw before anything is written. */
+function geometry(): Geometry {
+  return { left: scroller.scrollLeft, width: viewWidthNow() };
+}
+
+/** The lanes (one per track), then only the clips in and near the view (visible.ts). */
 export function drawTimeline(): void {
-  const tl = view.tl;
-  if (!tl) return;
-  canvas.style.width = `${LABEL_PX + canvasFrames() * px()}px`;
-  canvas.dataset.pxPerFrame = String(px());
-  const budget = { left: MAX_VIDEO_THUMBS };
-  const selected = view.selected;
-  const rows = trackNames().map((name) => {
-    const lane = h('div', { class: 'lane', 'data-track': name });
-    (tl.tracks[name] ?? []).forEach((c, index) => {
-      const isSelected = selected.has(`${name}:${index}`);
-      const el = h(
-        'button',
-        {
-          type: 'button',
-          class: `clip clip-${name[0] === 'V' ? 'video' : 'audio'}${isSelected ? ' selected' : ''}`,
-          'aria-pressed': isSelected ? 'true' : 'false',
-          'aria-label': clipLabel(name, c),
-          'data-track': name,
-          'data-index': index,
-          'data-start': frames(c.start),
-          'data-length': frames(c.duration),
-        },
-        h('span', { class: 'handle handle-start', 'aria-hidden': 'true', 'data-edge': 'start' }),
-        thumbFor(c, budget),
-        h('span', { class: 'clip-text', 'aria-hidden': 'true' }, clipName(c)),
-        h('span', { class: 'handle handle-end', 'aria-hidden': 'true', 'data-edge': 'end' }),
-      );
-      place(el, frames(c.start), frames(c.duration));
-      el.addEventListener('pointerdown', (e) => startGesture(e, el, name, index));
-      el.addEventListener('click', (e) => (e.shiftKey || e.ctrlKey || e.metaKey ? toggleSelect({ track: name, index }) : select({ track: name, index })));
-      el.addEventListener('keydown', (e) => dispatch(e, 'clip', { track: name, index }));
-      lane.append(el);
-    });
-    return h('div', { class: 'track', role: 'group', 'aria-label': `Track ${name}` }, h('span', { class: 'track-name', 'aria-hidden': 'true' }, name), lane);
-  });
-  const focused = document.activeElement instanceof HTMLElement && lanes.contains(document.activeElement) ? document.activeElement : null;
-  const focusKey = focused ? `${focused.dataset.track}:${focused.dataset.index}` : null;
-  lanes.replaceChildren(...rows);
-  if (focusKey) lanes.querySelector<HTMLElement>(`.clip[data-track="${focusKey.split(':')[0]}"][data-index="${focusKey.split(':')[1]}"]`)?.focus();
-  drawRuler();
+  const focusKey = layout();
+  if (focusKey === undefined) return;
+  const geo = geometry();
+  drawLanes(focusKey, geo);
+  drawSelection();
+  drawRuler(geo);
   drawPlayhead();
   drawMarks();
+}
+
+/** What the drawn clip elements show: a new sequence, an edit or a newly known title means new elements. */
+let drawnSignature = '';
+
+function signatureOf(): string {
+  const tl = view.tl!;
+  const parts = [tl.id, String(tl.revision)];
+  for (const name of trackNames()) {
+    parts.push(name);
+    for (const c of tl.tracks[name] ?? []) parts.push(`${c.asset_id},${c.start},${c.in},${c.duration}`);
+  }
+  for (const [id, info] of view.assets) parts.push(`${id}=${info.kind}:${info.title ?? ''}`);
+  return parts.join('|');
+}
+
+/**
+ * The canvas's width and one lane per track; the focused clip's key
+ * (undefined: no sequence). While the sequence and what its clips show are
+ * the same (a zoom, a resize), the lanes and their clip elements stay and are
+ * only placed again.
+ */
+function layout(): string | null | undefined {
+  const tl = view.tl;
+  if (!tl) return undefined;
+  canvas.style.width = `${LABEL_PX + canvasFrames() * px()}px`;
+  canvas.dataset.pxPerFrame = String(px());
+  const focused = document.activeElement instanceof HTMLElement && lanes.contains(document.activeElement) ? document.activeElement : null;
+  const focusKey = focused?.dataset.track ? keyOf(focused.dataset.track, Number(focused.dataset.index)) : null;
+  const signature = signatureOf();
+  if (signature === drawnSignature && laneEls.size > 0) return focusKey;
+  drawnSignature = signature;
+  laneEls = new Map();
+  const rows = trackNames().map((name) => {
+    const lane = h('div', { class: 'lane', 'data-track': name });
+    laneEls.set(name, { lane, spans: (tl.tracks[name] ?? []).map((c) => ({ start: frames(c.start), length: frames(c.duration) })), summaries: new Map() });
+    return h('div', { class: 'track', role: 'group', 'aria-label': `Track ${name}` }, h('span', { class: 'track-name', 'aria-hidden': 'true' }, name), lane);
+  });
+  drawn = new Map();
+  lanes.replaceChildren(...rows);
+  return focusKey;
+}
+
+/**
+ * Brings each lane to what is in view: elements that left the range are
+ * removed, new ones appended, the rest stay where they are (placed again
+ * after a zoom), so a scroll builds only what came into view. The viewport is
+ * read before anything is written (no forced layout in between).
+ */
+function drawLanes(focusKey: string | null = null, geo: Geometry = geometry()): void {
+  const tl = view.tl;
+  if (!tl) return;
+  const active = document.activeElement instanceof HTMLElement && lanes.contains(document.activeElement) ? document.activeElement : null;
+  focusKey ??= active?.dataset.track ? keyOf(active.dataset.track, Number(active.dataset.index)) : null;
+  const keepKeys = [focusKey, pinned, ...view.selected];
+  const range = visibleFrames(geo.left, geo.width, LABEL_PX, px());
+  const zoomNow = String(px());
+  const budget = { left: MAX_VIDEO_THUMBS };
+  const next = new Map<string, HTMLElement>();
+  for (const [name, entry] of laneEls) {
+    const { lane, spans } = entry;
+    const clips = tl.tracks[name] ?? [];
+    const keep = new Set<number>();
+    for (const k of keepKeys) if (k && k.startsWith(`${name}:`)) keep.add(Number(k.slice(name.length + 1)));
+    const summaries = new Map<string, HTMLElement>();
+    const added: HTMLElement[] = [];
+    for (const item of laneItems(spans, range, px(), keep, SUMMARY_PX)) {
+      if (item.kind === 'summary') {
+        const key = `${item.start}-${item.end}@${zoomNow}`;
+        const el = entry.summaries.get(key) ?? summaryElement(name, item);
+        if (!entry.summaries.has(key)) added.push(el);
+        summaries.set(key, el);
+        continue;
+      }
+      const key = keyOf(name, item.index);
+      let el = drawn.get(key);
+      // A compact clip zoomed wide enough to show its picture and name is built again.
+      if (el?.dataset.compact && !isCompact(spans[item.index]!.length) && !el.contains(document.activeElement)) {
+        el.remove();
+        el = undefined;
+      }
+      if (!el) {
+        el = clipElement(name, clips[item.index]!, item.index, budget);
+        el.dataset.px = zoomNow;
+        added.push(el);
+      } else if (el.dataset.px !== zoomNow) {
+        place(el, spans[item.index]!.start, spans[item.index]!.length);
+        el.dataset.px = zoomNow;
+      }
+      next.set(key, el);
+    }
+    for (const [key, el] of entry.summaries) if (!summaries.has(key)) el.remove();
+    entry.summaries = summaries;
+    for (const [key, el] of drawn) if (key.startsWith(`${name}:`) && !next.has(key)) el.remove();
+    if (added.length) lane.append(...added);
+  }
+  drawn = next;
+  const refocus = focusKey ? drawn.get(focusKey) : null;
+  if (refocus && document.activeElement !== refocus) refocus.focus({ preventScroll: true });
+  lanes.dataset.drawn = String(drawn.size);
 }
 
 /** The in and out marks: the range between them shaded over the tracks. */
@@ -145,12 +293,12 @@ export function drawSelection(): void {
 }
 
 /** Only the ticks in view (and a screen either side) are in the page. */
-export function drawRuler(): void {
+export function drawRuler(geo: Geometry = geometry()): void {
   if (!view.tl) return;
   const step = tickStep(px(), view.rate);
-  const left = scroller.scrollLeft - LABEL_PX;
-  const from = Math.max(0, Math.floor((left - scroller.clientWidth) / px() / step) * step);
-  const to = Math.min(canvasFrames(), (left + 2 * scroller.clientWidth) / px());
+  const left = geo.left - LABEL_PX;
+  const from = Math.max(0, Math.floor((left - geo.width) / px() / step) * step);
+  const to = Math.min(canvasFramesAt(view.zoom, geo.width), (left + 2 * geo.width) / px());
   const ticks: HTMLElement[] = [];
   for (let f = from; f <= to; f += step) {
     const tick = h('span', { class: 'tick', 'aria-hidden': 'true' }, tc(f));
@@ -215,6 +363,7 @@ function startGesture(e: PointerEvent, el: HTMLElement, track: string, index: nu
   let dragging = false;
   let result: { start: number; in: number; length: number; track: string; insert: boolean; shift: number } = { start, in: frames(c.in), length, track, insert: false, shift: 0 };
   el.setPointerCapture(e.pointerId);
+  gesture = true;
   const move = (ev: PointerEvent) => {
     const dx = ev.clientX - x0;
     if (!dragging && Math.abs(dx) < DRAG_PX && Math.abs(ev.clientY - e.clientY) < DRAG_PX) return;
@@ -245,6 +394,9 @@ function startGesture(e: PointerEvent, el: HTMLElement, track: string, index: nu
     say(`${edge ? 'Trim' : result.insert ? 'Insert' : 'Move'}: ${tc(result.start)}–${tc(result.start + result.length)}${result.track !== track ? ` on ${result.track}` : ''}`);
   };
   const end = () => {
+    gesture = false;
+    // Its preview moved it: placed again at the next draw, whatever is saved.
+    delete el.dataset.px;
     el.removeEventListener('pointermove', move);
     el.removeEventListener('pointerup', end);
     el.removeEventListener('pointercancel', end);
@@ -344,25 +496,40 @@ export const viewport: Viewport = {
     return { frame: Math.max(0, (scroller.scrollLeft + x - LABEL_PX) / px()), x };
   },
   keep(anchor) {
-    drawTimeline();
+    // The new width first, then the scroll that keeps the anchor, then the clips there: drawn once.
+    const focusKey = layout();
     requestRender('toolbar');
-    scroller.scrollLeft = Math.max(0, LABEL_PX + anchor.frame * px() - anchor.x);
-    drawRuler();
+    // Where the anchor stays, clamped as the browser would: known without reading the layout back.
+    const width = viewWidthNow();
+    const left = Math.min(Math.max(0, LABEL_PX + anchor.frame * px() - anchor.x), Math.max(0, LABEL_PX + canvasFrames() * px() - width));
+    if (scroller.scrollLeft !== left) drewScroll = true;
+    scroller.scrollLeft = left;
+    const geo = { left, width };
+    drawLanes(focusKey ?? null, geo);
+    drawRuler(geo);
+    drawPlayhead();
   },
   fit() {
     zoomToFit(Math.max(200, scroller.clientWidth - LABEL_PX - 24));
-    drawTimeline();
+    const focusKey = layout();
     requestRender('toolbar');
+    if (scroller.scrollLeft !== 0) drewScroll = true;
     scroller.scrollLeft = 0;
-    drawRuler();
+    const geo = { left: 0, width: viewWidthNow() };
+    drawLanes(focusKey ?? null, geo);
+    drawRuler(geo);
+    drawPlayhead();
   },
   reveal(frame) {
     const x = LABEL_PX + frame * px();
     if (x < scroller.scrollLeft + LABEL_PX + 20 || x > scroller.scrollLeft + scroller.clientWidth - 20) scroller.scrollLeft = Math.max(0, x - scroller.clientWidth / 3);
   },
   focusClip(track, index) {
+    const c = view.tl?.tracks[track]?.[index];
+    if (c) viewport.reveal(frames(c.start));
+    pinned = keyOf(track, index);
     drawTimeline();
-    lanes.querySelector<HTMLElement>(`.clip[data-track="${track}"][data-index="${index}"]`)?.focus();
+    drawn.get(pinned)?.focus();
   },
 };
 
@@ -402,9 +569,22 @@ export function wireTimeline(): void {
     },
     { passive: false },
   );
-  let rulerFrame = 0;
+  let scrollFrame = 0;
   scroller.addEventListener('scroll', () => {
-    cancelAnimationFrame(rulerFrame);
-    rulerFrame = requestAnimationFrame(drawRuler);
+    // A zoom set this scroll and drew for it already.
+    if (drewScroll) {
+      drewScroll = false;
+      return;
+    }
+    cancelAnimationFrame(scrollFrame);
+    scrollFrame = requestAnimationFrame(() => {
+      const geo = geometry();
+      if (!gesture) drawLanes(null, geo);
+      drawRuler(geo);
+    });
   });
+  new ResizeObserver(() => {
+    viewWidth = scroller.clientWidth;
+    if (!gesture && view.tl) drawLanes();
+  }).observe(scroller);
 }

@@ -183,13 +183,14 @@ function buildService(options: ServiceOptions): Service {
 
   const assets = createAssets(db, {
     ...config,
+    media,
     secret: studios.cursorSecret(),
     studioDirs: (id) => studioDirs(config.dataDir, id),
     reads: { run: (lane, op, args) => previews.run(lane, op, args) },
     cleanStop,
   });
   const sessions = createSessionsStore(db, studios);
-  const gallery = createGalleryStore(db, { assets: assets.store, sessions });
+  const gallery = createGalleryStore(db, { assets: assets.store, sessions, announce: (event) => jobs.publishLauncher('item', event) });
   for (const source of gallery.referenceSources()) assets.store.addReferenceSource(source);
   const timeline = createTimeline(db, { assets, editor, media, jobs, gallery });
   for (const source of timeline.store.referenceSources()) assets.store.addReferenceSource(source);
@@ -225,9 +226,10 @@ function buildService(options: ServiceOptions): Service {
       }
     },
     purge: async (id) => {
+      let items: string[] = [];
       const library = db.transaction(() => {
         const at = nowIso();
-        purgeStudioItems(db, id, at);
+        items = purgeStudioItems(db, id, at);
         purgeStudioTimelines(db, id, at);
         purgeStudioSessions(db, id);
         purgeStudioRecords(db, id);
@@ -235,6 +237,7 @@ function buildService(options: ServiceOptions): Service {
         recountTaskData(db, id);
         return purgeStudioGrants(db, id);
       }).immediate();
+      gallery.announceDeleted(id, items);
       for (const file of library) removeQuietly(file);
       const dirs = studioDirs(config.dataDir, id);
       for (const dir of [dirs.stage_dir, dirs.data_dir, join(config.dataDir, 'library', id)]) await rm(dir, { recursive: true, force: true });

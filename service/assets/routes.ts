@@ -20,7 +20,7 @@ import { mediaUrlRoutes, type MediaUrlOptions } from './media-urls';
 /**
  *   POST /assets                upload (streamed body; 201 new, 200 bytes already stored)
  *   GET  /assets/{id}           the bytes; one Range -> 206; If-None-Match -> 304; HEAD
- *   GET  /assets/{id}/thumb     320 px WebP of an image, cached
+ *   GET  /assets/{id}/thumb     320 px WebP of an image, a video's poster frame or a sound's waveform, cached
  *   POST /assets:adopt          hardlink a file of the stage or data folder
  *   POST /assets:reclaim        preview, then confirm (decisions §7)
  *   POST /launcher/assets:reclaim  the same over every studio's assets (launcher credential)
@@ -114,8 +114,11 @@ export function assetRoutes(domain: AssetsDomain, media?: MediaUrlOptions): Rout
     route({
       method: 'GET',
       path: '/assets/{id}/thumb',
-      summary: 'A 320 px wide WebP thumbnail of an image asset',
-      description: 'Generated once and cached. Video and audio (and other) assets: 501 `unsupported`.',
+      summary: 'A 320 px wide WebP thumbnail: the picture, a video\'s poster frame, or a sound\'s waveform',
+      description:
+        'Generated once per sha256 and cached. A video gets one frame a quarter in (at most 5 s); a sound gets its whole waveform, ' +
+        'whose x axis spans exactly 0..duration with no margin (crop it to show a range). Video and sound need ffmpeg: without it, ' +
+        'or for a file it cannot read, 501 `unsupported`; `other` assets: 501.',
       capability: 'assets',
       params: idParams,
       query: thumbQuery,
@@ -125,10 +128,10 @@ export function assetRoutes(domain: AssetsDomain, media?: MediaUrlOptions): Rout
       errors: [400, 404, 410, 501],
       async handle({ seen: view, ctx }) {
         if (view.reclaimed_at !== null) throw ApiError.assetMissing();
-        if (view.kind !== 'image') throw ApiError.unsupported(`Thumbnails exist for images only; this asset is ${view.kind}.`);
+        if (view.kind === 'other') throw ApiError.unsupported('Thumbnails exist for images, video and sound; this asset is other.');
         const source = blobs.blobPath(view.sha256, view.ext);
         await closeAsync(await openBlob(domain, view));
-        const path = await thumbs.ensure(view.sha256, source);
+        const path = await thumbs.ensure(view.sha256, source, view.kind);
         const etag = `${view.sha256}-${THUMB_WIDTH}`;
         let fd: number;
         try {
@@ -227,7 +230,7 @@ export function assetRoutes(domain: AssetsDomain, media?: MediaUrlOptions): Rout
   return [
     ...routes,
     launcherSide('/assets/{id}', "Read any asset's bytes (the launcher)"),
-    launcherSide('/assets/{id}/thumb', "Any image asset's thumbnail (the launcher)"),
+    launcherSide('/assets/{id}/thumb', "Any asset's thumbnail: picture, poster frame or waveform (the launcher)"),
     ...(media ? mediaUrlRoutes(routes, store, media) : []),
   ];
 }

@@ -25,6 +25,7 @@ import { mediaUrlRoutes, type MediaUrlOptions } from './media-urls';
  *   POST /assets:reclaim        preview, then confirm (decisions §7)
  *   POST /launcher/assets:reclaim  the same over every studio's assets (launcher credential)
  *   GET  /launcher/assets/{id}, /launcher/assets/{id}/thumb   the two reads above as the asset's first reader
+ *   GET  /launcher/assets/{id}/info   the Asset record as its first reader sees it (length, file name) for the gallery
  *   GET  /launcher/disk         what the stored assets take, in all and per studio (the Disk panel)
  *   POST /launcher/media-urls, GET /media/{token}   short-lived URLs for the pages' <img> and <video> (media-urls.ts)
  *
@@ -229,6 +230,21 @@ export function assetRoutes(domain: AssetsDomain, media?: MediaUrlOptions): Rout
     });
   return [
     ...routes,
+    route({
+      method: 'GET',
+      path: '/launcher/assets/{id}/info',
+      summary: "Any asset's record: kind, size, file name, length (the launcher)",
+      description:
+        'The Asset as the first studio granted it sees it (its file name and library path), for the launcher\'s gallery: the length of a video or sound ' +
+        '(`duration_s`: the studio\'s hint, else what ffprobe measured once its thumbnail was made) and the name a download keeps. ' +
+        'A reclaimed asset still has its record. An asset no studio can read: 404.',
+      capability: 'launcher',
+      params: idParams,
+      visible: ({ params }) => readable(asFirstReader(params), params.id),
+      success: { status: 200, description: 'Asset', schema: asset },
+      errors: [404],
+      handle: ({ seen }) => ({ status: 200, body: assetJson(seen) }),
+    }),
     launcherSide('/assets/{id}', "Read any asset's bytes (the launcher)"),
     launcherSide('/assets/{id}/thumb', "Any asset's thumbnail: picture, poster frame or waveform (the launcher)"),
     ...(media ? mediaUrlRoutes(routes, store, media) : []),

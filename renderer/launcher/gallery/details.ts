@@ -88,6 +88,7 @@ export function createDetails(hooks: DetailsHooks) {
             prompt !== null ? field('Prompt', h('span', { class: 'g-prompt' }, prompt)) : null,
             field('Studio', item.studio_id),
             field('Created', h('time', { datetime: item.created_at }, when(item.created_at))),
+            field('Starred', item.starred ? '★ yes' : 'no'),
             field('Kind', item.kind),
             field('Tags', tagButtons.length ? h('span', { class: 'g-tags' }, ...tagButtons) : h('span', { class: 'muted' }, 'none')),
             other.length

@@ -9,6 +9,7 @@ import { launchChromium, newContext, saveScreenshot, SCHEMES, watchPageErrors, t
 import { client } from './helpers/http';
 import { fixture, startLauncher, type LauncherService } from './helpers/launcher';
 import { makeAudio, makeVideo, requireFfmpeg } from './helpers/media';
+import { waitForJob } from './helpers/export';
 import { tempDir } from './helpers/service';
 
 /**
@@ -53,11 +54,21 @@ describe('live gallery', { timeout: 240_000 }, () => {
     launching.catch(() => undefined);
     dir = tempDir('backlot-glive-');
     svc = await startLauncher();
-    token = svc.svc.studio('maker', ['assets', 'gallery']);
+    token = svc.svc.studio('maker', ['assets', 'gallery', 'timeline', 'jobs']);
     const video = await upload(svc.svc.port, token, readFileSync(makeVideo(join(dir, 'reel.mp4'), { width: 320, height: 180, seconds: 3 })), 'kind=video&filename=Reel%20take%202.mp4', 'video/mp4');
     media.video = (await api().post('/gallery/items', { asset_id: video.json.id, title: 'Clipmaker reel' })).json;
     const audio = await upload(svc.svc.port, token, readFileSync(makeAudio(join(dir, 'tone.m4a'), { seconds: 4 })), 'kind=audio&filename=tone.m4a', 'audio/mp4');
     media.audio = (await api().post('/gallery/items', { asset_id: audio.json.id, title: 'A tone' })).json;
+    // An export: its item records the sequence it came from.
+    const sequence = await api().post('/timeline', { name: 'Reel cut', target: { fps: 25, width: 320, height: 180 }, clips: [{ asset_id: video.json.id }] });
+    assert.equal(sequence.status, 201, sequence.text);
+    media.timeline = sequence.json;
+    const exporting = await api().post(`/timeline/${sequence.json.id}:export`, {});
+    assert.equal(exporting.status, 202, exporting.text);
+    const job = await waitForJob(api(), exporting.json.id, 60_000);
+    assert.equal(job.state, 'succeeded', JSON.stringify(job));
+    media.exported = (await svc.l.get(`/launcher/gallery/items/${job.data.item_id}`)).json;
+    assert.equal(media.exported.timeline_id, sequence.json.id);
     for (let i = 0; i < 5; i++) await item({ params: { prompt: `a lighthouse at dusk, take ${i}`, seed: i, steps: 20 } });
     browser = await launching;
   }, { timeout: 120_000 });
@@ -93,6 +104,31 @@ describe('live gallery', { timeout: 240_000 }, () => {
       .waitForFunction((i) => (document.activeElement as HTMLElement | null)?.dataset.itemId === i, id, { timeout: 3000 })
       .catch(async () => assert.equal(await focusedId(page), id, why));
   }
+
+  test("an export's item links to its sequence in the editor (a new tab); other items do not", async () => {
+    const { page, errors, close } = await signedIn();
+    try {
+      await tile(page, media.exported.id).click();
+      await page.keyboard.press('Enter');
+      const dialog = page.locator('dialog.g-details');
+      const link = dialog.getByRole('link', { name: 'Open in editor' });
+      await link.waitFor();
+      assert.equal(await link.getAttribute('href'), `/editor/#${media.timeline.id}`);
+      assert.equal(await link.getAttribute('target'), '_blank');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      await page.keyboard.press('v');
+      const viewer = page.locator('dialog.g-viewer');
+      await viewer.getByRole('link', { name: 'Open in editor' }).waitFor();
+      await page.keyboard.press('ArrowRight');
+      await page.waitForFunction((id) => (document.querySelector('dialog.g-viewer') as HTMLElement).dataset.itemId !== id, media.exported.id);
+      assert.equal(await viewer.getByRole('link', { name: 'Open in editor' }).count(), 0);
+      await page.keyboard.press('Escape');
+      assert.deepEqual(errors, []);
+    } finally {
+      await close();
+    }
+  });
 
   test('an item a studio makes shows within 1 s with no action, and Disk follows; deleted elsewhere, it goes', async () => {
     const { page, errors, close } = await signedIn();
@@ -312,7 +348,7 @@ describe('live gallery', { timeout: 240_000 }, () => {
           await page.keyboard.press('ArrowLeft');
           await page.keyboard.press('ArrowLeft');
           await showing(order[at - 1]!);
-          await page.waitForFunction(() => (document.querySelector('dialog.g-viewer img.g-full') as HTMLImageElement | null)?.naturalWidth === 96);
+          await page.waitForFunction(() => document.querySelector('dialog.g-viewer .g-stage .g-full') !== null);
           await page.keyboard.press('Escape');
           await viewer.waitFor({ state: 'hidden' });
           await expectFocus(page, order[at - 1], 'focus on the tile last viewed');

@@ -100,6 +100,18 @@ describe('video: a poster frame', () => {
     assert.equal(made(asset.sha256).length, 1, svc.stderr());
   });
 
+  test("a playlist naming another blob, uploaded as video, gets no thumbnail (501): the file it names is never read", async () => {
+    const other = svc.studio('other', ['assets']);
+    const secret = makeVideo(join(dir, 'secret.mp4'), { width: 160, height: 90, seconds: 1 });
+    const stored = await upload(svc.port, other, readFileSync(secret), 'kind=video', 'video/mp4');
+    assert.equal(stored.status, 201);
+    const playlist = ['#EXTM3U', '#EXT-X-TARGETDURATION:1', '#EXTINF:1,', `${stored.json.sha256}.mp4`, '#EXT-X-ENDLIST', ''].join('\n');
+    const res = await upload(svc.port, token, Buffer.from(playlist), 'kind=video&filename=list.mp4', 'video/mp4');
+    assert.equal(res.status, 201);
+    assertError(asHttp(await getAsset(svc.port, token, `/assets/${res.json.id}/thumb`)), 501, 'unsupported');
+    assert.equal(existsSync(join(svc.dataDir, 'thumbs', `${res.json.sha256}-320.webp`)), false);
+  });
+
   test('bytes ffmpeg cannot read: 501 unsupported, and no cache file', async () => {
     const res = await upload(svc.port, token, Buffer.from('not really a video, just text'), 'kind=video', 'video/mp4');
     assert.equal(res.status, 201);

@@ -171,6 +171,15 @@ export function createList(state: GalleryState, hooks: ListHooks) {
     }
     if (gone.size > 0) {
       for (const id of gone) state.records.delete(id);
+      // Deleted elsewhere while waiting out its Undo window: Undo has nothing to bring back.
+      const pending = state.pendingDelete;
+      if (pending) {
+        pending.items = pending.items.filter((p) => !gone.has(p.item.id));
+        if (pending.items.length === 0) {
+          clearTimeout(pending.timer);
+          state.pendingDelete = null;
+        }
+      }
       if (state.viewing !== null && gone.has(state.viewing)) state.viewing = null;
       removeFromOrder(state, gone);
     }

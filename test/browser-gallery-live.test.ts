@@ -353,6 +353,16 @@ describe('live gallery', { timeout: 240_000 }, () => {
           await viewer.waitFor({ state: 'hidden' });
           await expectFocus(page, order[at - 1], 'focus on the tile last viewed');
 
+          // The details of an export: its actions, the edit form, Open in editor.
+          await tile(page, media.exported.id).click();
+          await page.keyboard.press('Enter');
+          const dialog = page.locator('dialog.g-details');
+          await dialog.getByRole('link', { name: 'Open in editor' }).waitFor();
+          await page.waitForFunction(() => (document.querySelector('dialog.g-details video') as HTMLVideoElement | null)?.readyState! >= 1);
+          await saveScreenshot(page, `gallery-live-details-${width}`, scheme);
+          await page.keyboard.press('Escape');
+          await dialog.waitFor({ state: 'hidden' });
+
           if (scheme === 'light' && width === 1280) {
             // Download keeps the studio's file name; a prompt is copied as it is.
             await tile(page, media.video.id).click();

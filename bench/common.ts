@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { request, type Agent } from 'node:http';
 import { join, resolve } from 'node:path';
+import { startServer } from './harness';
 
 /** Small pieces every bench uses: the CLI, a keep-alive client, timed runs and tables. */
 
@@ -63,6 +64,22 @@ export async function timeRuns(
 /** The p-quantile of an ascending array. */
 export function pct(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+/**
+ * The floor of any answer over HTTP on this machine: a bare Koa app
+ * (bare-server.ts) sending `reply`'s bytes from memory, timed like the
+ * queries, as one row of a query table (eight columns).
+ */
+export async function httpFloorRow(reply: string, token: string, agent: Agent): Promise<string[]> {
+  const bare = await startServer('bare server', [join(__dirname, 'bare-server.js'), reply]);
+  try {
+    const bareHttp = httpClient(bare.url, token, agent);
+    const floor = await timeRuns(2000, () => bareHttp('GET', '/'));
+    return [`bare Koa, same ${Buffer.byteLength(reply)}-byte reply (HTTP floor)`, '', fmt(floor.p50), fmt(floor.p99), '', '', '', ''];
+  } finally {
+    await bare.stop();
+  }
 }
 
 export const fmt = (ms: number) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(0));

@@ -1,7 +1,7 @@
 import { runCrashRounds } from '../test/helpers/crash';
 
 /**
- * Crash (see bench/README.md, issue 17 item 1): the long run of
+ * Crash (see bench/README.md "crash"): the long run of
  * test/crash.test.ts. BACKLOT_BENCH_ROUNDS rounds (default 60) of SIGKILL at a
  * seeded random moment while clients write, an export runs, a studio installs
  * and another runs; every check of test/helpers/crash.ts after each restart,

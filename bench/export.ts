@@ -217,7 +217,7 @@ export async function runExportBench(): Promise<void> {
   }
 }
 
-/** Adopts the clips from the stage folder (hardlinks, decisions §7) and lays them end to end on V1. */
+/** Adopts the clips from the stage folder (hardlinks: docs/api.md "Adopt `POST /assets:adopt`") and lays them end to end on V1. */
 async function makeSequence(api: Client, dataDir: string, files: string[]): Promise<string> {
   const stage = join(dataDir, 'studios', 'bench', 'stage');
   mkdirSync(stage, { recursive: true });

@@ -14,10 +14,10 @@ import { compileItemQuery, type ItemFilter } from '../service/gallery/query';
 import { compileSearch } from '../service/gallery/search';
 import { startServer, type ChildServer } from './harness';
 import { rng } from '../test/helpers/prng';
-import { backlot, BACKLOT, fmt, httpClient, table, timeRuns, type Client } from './common';
+import { backlot, BACKLOT, fmt, httpClient, httpFloorRow, table, timeRuns, type Client } from './common';
 
 /**
- * The gallery at scale (issue 5, deliver 7; bench/README.md). 1,000,000 items
+ * The gallery at scale (bench/README.md "gallery"). 1,000,000 items
  * seeded through the store in this process before the server starts: 890,000
  * plain items (prompts of 12 words from a Zipf-distributed vocabulary, 1-3 of
  * 60 tags), a chain 10,000 generations deep (each item takes the previous
@@ -142,15 +142,7 @@ export async function runGalleryBench(): Promise<void> {
       rows.push([q.name, `${count}`, fmt(viaHttp.p50), fmt(viaHttp.p99), fmt(viaSql.p50), fmt(viaSql.p99), `${ratio.toFixed(1)}x`, q.target]);
     }
     // The floor of any answer over HTTP here: a bare Koa app sending the newest page's bytes from memory.
-    const reply = (await http()('GET', queries[0]!.path)).text;
-    const bare = await startServer('bare server', [join(__dirname, 'bare-server.js'), reply]);
-    try {
-      const bareHttp = httpClient(bare.url, token, connection());
-      const floor = await timeRuns(2000, () => bareHttp('GET', '/'));
-      rows.push([`bare Koa, same ${Buffer.byteLength(reply)}-byte reply (HTTP floor)`, '', fmt(floor.p50), fmt(floor.p99), '', '', '', '']);
-    } finally {
-      await bare.stop();
-    }
+    rows.push(await httpFloorRow((await http()('GET', queries[0]!.path)).text, token, connection()));
     console.log(table(['query (HTTP vs the same SQL on better-sqlite3)', 'items', 'HTTP p50 ms', 'HTTP p99 ms', 'SQL p50 ms', 'SQL p99 ms', 'HTTP/SQL', 'target'], rows));
     db.close();
   } finally {

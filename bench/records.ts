@@ -9,10 +9,10 @@ import { createRecordsStore, declareIndex } from '../service/records';
 import { compileQuery, type Position } from '../service/records/compile';
 import { parseOrder, parseWhere } from '../service/records/filter';
 import { startServer, type ChildServer } from './harness';
-import { backlot, BACKLOT, fmt, httpClient, pct, table, timeRuns, type Client } from './common';
+import { backlot, BACKLOT, fmt, httpClient, httpFloorRow, pct, table, timeRuns, type Client } from './common';
 
 /**
- * Records at scale (issue 3, deliver 6; bench/README.md). One collection of
+ * Records at scale (bench/README.md "records"). One collection of
  * 1,000,000 records of six fields, seeded through the store in this process
  * (the server is not running yet), indexes declared on `qty`, `price` and
  * `grp`; then `bin/backlot serve` in a child process. Each query's latency over
@@ -97,15 +97,7 @@ export async function runRecordsBench(): Promise<void> {
       rows.push([q.name, `${count ?? viaHttp.count}`, fmt(viaHttp.p50), fmt(viaHttp.p99), fmt(viaSql.p50), fmt(viaSql.p99), `${ratio.toFixed(1)}x`, q.target ?? '']);
     }
     // The floor of any answer over HTTP here: a bare Koa app sending the indexed eq reply's bytes from memory.
-    const reply = (await http()('GET', queryPath(QUERIES[0]!, null))).text;
-    const bare = await startServer('bare server', [join(__dirname, 'bare-server.js'), reply]);
-    try {
-      const bareHttp = httpClient(bare.url, token, connection());
-      const floor = await timeRuns(2000, () => bareHttp('GET', '/'));
-      rows.push([`bare Koa, same ${Buffer.byteLength(reply)}-byte reply (HTTP floor)`, '', fmt(floor.p50), fmt(floor.p99), '', '', '', '']);
-    } finally {
-      await bare.stop();
-    }
+    rows.push(await httpFloorRow((await http()('GET', queryPath(QUERIES[0]!, null))).text, token, connection()));
     console.log(table(['query (HTTP vs the same SQL on better-sqlite3)', 'rows', 'HTTP p50 ms', 'HTTP p99 ms', 'SQL p50 ms', 'SQL p99 ms', 'HTTP/SQL', 'target'], rows));
 
     const inserts = await insertRate(httpClient(server.url, token, connection(INSERT_CONNECTIONS)));

@@ -11,13 +11,13 @@ import { ITEMS, seedGallery, TREE } from './gallery';
 import { seedRecords } from './records';
 
 /**
- * Responsiveness (issue 16; bench/README.md). One data dir holds 1,000,000
+ * Responsiveness (bench/README.md "responsiveness"). One data dir holds 1,000,000
  * records of the studio `bench` (the records bench's documents, `qty`
  * indexed) and the gallery bench's items (its tree of 100,000 descendants),
  * plus a studio `other` with 10,000 indexed records and a studio `kv` with one
  * document. The same server is then run twice on it: with its read workers
  * (the default pool) and with `--read-workers 0` (every read inline on the
- * main thread, as before issue 16), and each runs the same phases:
+ * main thread, as before the read workers), and each runs the same phases:
  *
  *   alone      KV GET from one client, nothing else
  *   scans      (a) one client of `bench` runs unindexed 1M scans back to back

@@ -11,9 +11,11 @@ import { openAdmin } from '../service/admin';
 import { fmt, pct, table } from './common';
 import { cpuSeconds } from './harness';
 import type { ServiceSample } from './soak-service';
+// The tests' seeded PRNG (mulberry32): a seed replays the same traffic in both.
+import { rng } from '../test/helpers/prng';
 
 /**
- * Soak (issue 17 item 6; bench/README.md "soak"): mixed traffic at a fixed, open-loop
+ * Soak (bench/README.md "soak"): mixed traffic at a fixed, open-loop
  * rate against `bin/backlot serve` (run by soak-service.ts, which reports the service's
  * RSS, heap, open descriptors and event-loop delay every second over IPC), for a long
  * time, then a judgement: no error of any kind, and no growth past the bounds after the
@@ -89,19 +91,6 @@ const KV_KEYS = 200;
 const SESSIONS = 10;
 const MAX_LIVE_JOBS = 12;
 
-/** mulberry32 (as test/helpers/prng.ts). */
-function prng(seed: number) {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  return { next, int, pick: <T>(xs: readonly T[]): T => xs[int(xs.length)]! };
-}
 
 const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
   let c = n;
@@ -219,7 +208,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   const ffmpeg = toolPath('ffmpeg');
   if (!ffmpeg || !toolPath('ffprobe')) throw new Error('ffmpeg and ffprobe are needed for the soak\'s exports (on PATH, or BACKLOT_FFMPEG / BACKLOT_FFPROBE).');
   const log = options.log ?? (() => {});
-  const random = prng(options.seed);
+  const random = rng(options.seed);
   const dataDir = mkdtempSync(join(tmpdir(), 'backlot-soak-'));
   const work = mkdtempSync(join(tmpdir(), 'backlot-soak-media-'));
   const errors = new Map<string, number>();

@@ -8,7 +8,7 @@ import { BACKLOT, fmt, pct, table } from './common';
 
 /**
  * Time from spawning `bin/backlot serve` to its ready line, on data dirs of
- * 0, 100k and 1M asset rows (issue 17 item 7), after a clean stop and after a
+ * 0, 100k and 1M asset rows (docs/reliability.md "Start-up and recovery at scale"), after a clean stop and after a
  * SIGKILL; after the kill also the time until the background recovery ended.
  * BACKLOT_BASELINE_BIN=/path/to/other/bin/backlot measures that build too
  * (e.g. a checkout from before the change). BENCH_STARTUP_RUNS=N rounds (default 3).

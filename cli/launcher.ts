@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { openAdmin, runningServer } from '../service/admin';
 
 /**
- * The launcher without a UI (issue 15): `install`, `link`, `start`, `stop`,
+ * The launcher without a UI (README.md "The CLI"): `install`, `link`, `start`, `stop`,
  * `studios` talk to the running server of a data dir. The CLI finds it
  * through the server file (as `login-url` does), mints a launcher credential
  * through the data dir for this one command and revokes it when done. A

@@ -6,8 +6,8 @@ import { defaultDataDir } from '../service/data-dir';
 import { lockDataDir } from '../service/data-dir-lock';
 
 /**
- * bin/backlot: serve, studio add|set, token create|revoke (decisions §1), index add (§4),
- * launcher-token (§10).
+ * bin/backlot: serve, studio add|set, token create|revoke, index add,
+ * launcher-token (README.md "The CLI").
  * Exit codes: 0 done, 1 the command failed (port in use, id taken, unknown
  * studio or token), 2 the command line is wrong.
  */
@@ -194,7 +194,7 @@ async function serve(args: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     process.stderr.write(`${signal}: stopping\n`);
-    // A hard deadline: decisions §1 wants an exit within 5 s.
+    // A hard deadline: a stop exits within 5 s (README.md "The CLI").
     setTimeout(() => process.exit(0), 4500).unref();
     service.close().then(
       () => process.exit(0),

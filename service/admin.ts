@@ -50,7 +50,7 @@ export function openAdmin(dataDir: string) {
       return studios.createToken(studioId, capabilities);
     },
 
-    /** Declares an index on a record field (decisions §4); a running server uses it from its next query. */
+    /** Declares an index on a record field (docs/api.md "Declared indexes"); a running server uses it from its next query. */
     addIndex(input: { studioId: string; collection: string; field: string }) {
       return declareIndex(db, input);
     },

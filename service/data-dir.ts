@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * The default data dir (decisions §1): $BACKLOT_HOME, else the platform's
+ * The default data dir (README.md, "The CLI"): $BACKLOT_HOME, else the platform's
  * per-user app-data dir.
  */
 export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {

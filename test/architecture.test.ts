@@ -5,8 +5,8 @@ import { describe, test } from 'node:test';
 import ts from 'typescript';
 
 /**
- * Dependency direction, checked (style.md practice 1; VS Code enforces its
- * layers the same way). The scan reads the TypeScript sources, not dist/.
+ * Dependency direction, checked (docs/design.md "Layers: dependencies point
+ * down, checked by a test"; VS Code enforces its layers the same way). The scan reads the TypeScript sources, not dist/.
  *
  * - service/core and service/db import no domain (any other folder directly
  *   under service/, media included) and neither service/app nor service/admin.
@@ -15,6 +15,12 @@ import ts from 'typescript';
  *   domain only through its index.ts.
  * - service/media (the one module that runs ffmpeg/ffprobe) imports only core.
  * - Nothing under service/ imports main/, cli/, renderer/ or 'electron'.
+ * - The walk from createService into the domains goes down the floors
+ *   (docs/design.md "createService in three rooms"): service/app.ts, then its
+ *   rooms (service/compose.ts, service/http/, service/lifecycle.ts), then the
+ *   domains and the other modules under service/, then core and db. Nothing
+ *   imports a room or app.ts from its own floor or below; a room imports
+ *   neither app.ts nor another room.
  * - main/ imports from service/ only service/app and service/data-dir.
  * - cli/ imports from service/ only service/app, service/admin,
  *   service/data-dir, service/data-dir-lock (`serve` refuses a locked data
@@ -36,6 +42,9 @@ const SCANNED: { dir: string; pattern: RegExp }[] = [
 const BASE = new Set(['core', 'db']);
 /** What every domain may use besides its own folder. */
 const SHARED = new Set(['core', 'db', 'media']);
+/** The rooms createService is built from: floor 2, between service/app.ts and the domains. */
+const ROOM_MODULES = new Set(['compose', 'lifecycle']);
+const ROOM_FOLDERS = new Set(['http']);
 /** Shared layers above core that may use nothing but core. */
 const CORE_ONLY = new Set(['media']);
 const MAIN_MAY_USE = new Set(['service/app', 'service/data-dir']);
@@ -70,6 +79,15 @@ function servicePlace(modulePath: string, topModules: Set<string>): ServicePlace
 
 const isIndex = (place: { inner: string }) => place.inner === '' || place.inner === 'index';
 
+/** 3 service/app, 2 its rooms, 1 the domains and the other modules, 0 core and db. */
+function floorOf(place: ServicePlace): number {
+  if ('top' in place) return place.top === 'app' ? 3 : ROOM_MODULES.has(place.top) ? 2 : 1;
+  if (ROOM_FOLDERS.has(place.folder)) return 2;
+  return BASE.has(place.folder) ? 0 : 1;
+}
+
+const placeName = (place: ServicePlace) => ('top' in place ? `service/${place.top}.ts` : `service/${place.folder}/`);
+
 /** Why `file` may not import `spec`, or null when it may. */
 function ruleBroken(file: string, spec: string, topModules: Set<string>): string | null {
   const area = file.split('/')[0];
@@ -85,6 +103,16 @@ function ruleBroken(file: string, spec: string, topModules: Set<string>): string
       if (toArea === 'main' || toArea === 'cli' || toArea === 'renderer') return 'nothing under service/ imports main/, cli/ or renderer/';
       if (!to) return null;
       const me = servicePlace(stripExtension(file), topModules)!;
+      const sameFolder = 'folder' in me && 'folder' in to && me.folder === to.folder;
+      // (A domain or core importing app.ts keeps its own message below.)
+      const upward = floorOf(to) === 2 || (floorOf(to) === 3 && (floorOf(me) === 2 || 'top' in me));
+      if (!sameFolder && upward && floorOf(to) >= floorOf(me)) {
+        return `${placeName(to)} is above ${placeName(me)}: the walk goes app → compose, http/, lifecycle → domains → core, db`;
+      }
+      if (floorOf(me) >= 2) {
+        const reached = 'folder' in to && !sameFolder && !SHARED.has(to.folder) && !ROOM_FOLDERS.has(to.folder) && !isIndex(to);
+        return reached ? 'a domain is reached only through its index.ts' : null;
+      }
       if ('top' in me) {
         return 'folder' in to && !SHARED.has(to.folder) && !isIndex(to) ? 'a domain is reached only through its index.ts' : null;
       }
@@ -161,6 +189,20 @@ describe('architecture', () => {
     assert.deepEqual(violations, [], `\n${violations.join('\n')}`);
   });
 
+  test('createService walks down: service/app.ts builds it from its three rooms', () => {
+    const files = scanSources(ROOT);
+    const app = files.find((f) => f.file === 'service/app.ts')!;
+    const rooms = app.imports.map((spec) => resolveTarget('service/app.ts', spec)).filter((t) => t.kind === 'module').map((t) => (t as { path: string }).path);
+    for (const room of ['service/compose', 'service/lifecycle']) assert.ok(rooms.includes(room), `service/app.ts does not import ${room}`);
+    assert.ok(rooms.some((p) => p.startsWith('service/http/')), 'service/app.ts does not import the HTTP chain (service/http/)');
+    assert.match(readFileSync(path.join(ROOT, 'service/app.ts'), 'utf8'), /export function createService\(options: ServiceOptions\): Service/);
+    // Every room is there, and each stays a small file.
+    for (const f of files.filter((x) => /^service\/(compose|lifecycle)\.ts$|^service\/http\//.test(x.file))) {
+      const lines = readFileSync(path.join(ROOT, f.file), 'utf8').split('\n').length;
+      assert.ok(lines <= 300, `${f.file} has ${lines} lines`);
+    }
+  });
+
   test('self-check: the scanner reports every kind of violation in a synthetic tree', () => {
     const tree: SourceFile[] = [
       { file: 'service/app.ts', imports: ['koa', './core/errors', './db/open', './kv', './studios/index', './kv/store', '../main/paths'] },
@@ -181,6 +223,11 @@ describe('architecture', () => {
       { file: 'main/main.ts', imports: ['electron', '../service/app', '../service/data-dir', '../service/kv', '../service/core/auth'] },
       { file: 'cli/main.ts', imports: ['../service/app', '../service/admin', '../service/data-dir', '../service/core/auth', '../service/core/errors'] },
       { file: 'renderer/launcher/app.js', imports: ['./util.js', '../../service/core/errors', '../../main/preload'] },
+      { file: 'service/compose.ts', imports: ['./core/auth', './kv', './app', './lifecycle', './http/chain', './records/store'] },
+      { file: 'service/lifecycle.ts', imports: ['./core/origin', './launcher', './compose'] },
+      { file: 'service/http/chain.ts', imports: ['./front', '../core/route', '../ui', '../compose', '../app', '../editor/routes'] },
+      { file: 'service/kv/routes.ts', imports: ['../core/route', '../http/front', '../compose', '../lifecycle'] },
+      { file: 'service/core/route2.ts', imports: ['../http/front', '../compose'] },
     ];
     assert.deepEqual(findViolations(tree), [
       'service/app.ts may not import ./kv/store (a domain is reached only through its index.ts)',
@@ -206,6 +253,19 @@ describe('architecture', () => {
       'cli/main.ts may not import ../service/core/errors (cli/ imports from service/ only service/app, service/admin, service/data-dir, service/data-dir-lock and service/core/auth)',
       'renderer/launcher/app.js may not import ../../service/core/errors (renderer/ talks to the service over HTTP only)',
       'renderer/launcher/app.js may not import ../../main/preload (renderer/ talks to the service over HTTP only)',
+      'service/compose.ts may not import ./app (service/app.ts is above service/compose.ts: the walk goes app → compose, http/, lifecycle → domains → core, db)',
+      'service/compose.ts may not import ./lifecycle (service/lifecycle.ts is above service/compose.ts: the walk goes app → compose, http/, lifecycle → domains → core, db)',
+      'service/compose.ts may not import ./http/chain (service/http/ is above service/compose.ts: the walk goes app → compose, http/, lifecycle → domains → core, db)',
+      'service/compose.ts may not import ./records/store (a domain is reached only through its index.ts)',
+      'service/lifecycle.ts may not import ./compose (service/compose.ts is above service/lifecycle.ts: the walk goes app → compose, http/, lifecycle → domains → core, db)',
+      'service/http/chain.ts may not import ../compose (service/compose.ts is above service/http/: the walk goes app → compose, http/, lifecycle → domains → core, db)',
+      'service/http/chain.ts may not import ../app (service/app.ts is above service/http/: the walk goes app → compose, http/, lifecycle → domains → core, db)',
+      'service/http/chain.ts may not import ../editor/routes (a domain is reached only through its index.ts)',
+      'service/kv/routes.ts may not import ../http/front (service/http/ is above service/kv/: the walk goes app → compose, http/, lifecycle → domains → core, db)',
+      'service/kv/routes.ts may not import ../compose (service/compose.ts is above service/kv/: the walk goes app → compose, http/, lifecycle → domains → core, db)',
+      'service/kv/routes.ts may not import ../lifecycle (service/lifecycle.ts is above service/kv/: the walk goes app → compose, http/, lifecycle → domains → core, db)',
+      'service/core/route2.ts may not import ../http/front (service/http/ is above service/core/: the walk goes app → compose, http/, lifecycle → domains → core, db)',
+      'service/core/route2.ts may not import ../compose (service/compose.ts is above service/core/: the walk goes app → compose, http/, lifecycle → domains → core, db)',
     ]);
   });
 

@@ -12,7 +12,7 @@ import { assertError } from './helpers/scenario';
 import { asHttp, getAsset, makeJpeg, upload } from './helpers/assets';
 
 /**
- * Reclaim with real references (decisions §7). Nothing in the service
+ * Reclaim with real references (docs/api.md "Reclaim `POST /assets:reclaim`"). Nothing in the service
  * references assets yet, so this test registers a reference source the way
  * the gallery and timeline will (a name, the SQL of live references, dead
  * dependents and their purge), on a real service over a real data dir.

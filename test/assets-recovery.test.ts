@@ -9,7 +9,7 @@ import { ASSETS_SQL, createAssets } from '../service/assets';
 import { tempDir } from './helpers/service';
 
 /**
- * Start-up recovery in the background (service/assets/recover.ts, issue 17 item 7), in
+ * Start-up recovery in the background (service/assets/recover.ts, docs/reliability.md "Start-up and recovery at scale"), in
  * process, where the order of a commit and a check can be set up exactly. The black-box
  * run at 1M rows is test/startup-scale.test.ts.
  */

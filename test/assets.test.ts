@@ -11,7 +11,7 @@ import { client } from './helpers/http';
 import { assertError, runScenarios, type ScenarioEnv } from './helpers/scenario';
 import { asHttp, getAsset, makeJpeg, makePng, upload, uploadChunked } from './helpers/assets';
 
-/** Assets over HTTP: interface.md §Assets, decisions §7, §11. Reclaim with references: assets-reclaim.test.ts. */
+/** Assets over HTTP (docs/api.md "Assets"). Reclaim with references: assets-reclaim.test.ts. */
 
 let svc: TestService;
 const env: ScenarioEnv = { port: 0, tokens: {}, ids: {} };

@@ -12,16 +12,15 @@ import { upload } from './helpers/assets';
 import { fixture, startLauncher, studioGet, type LauncherClient } from './helpers/launcher';
 
 /**
- * Hostile studios: bounds (issue 17 review items; docs/security.md "Hostile
- * studios: bounds"). One studio must not stall or break another's pages with
+ * Hostile studios: bounds (docs/security.md "Hostile studios: bounds"). One studio must not stall or break another's pages with
  * big documents, grow a job's data without bound, keep a revoked token's
  * streams, or make a file outside its folders read-only through a hardlink.
  */
 
 // A fresh connection per request: the CLI calls block this process for seconds
 // on a loaded machine, and a kept-alive socket the service closed meanwhile
-// would fail the next request ("socket hang up"; issue 17's keep-alive item,
-// not this file's subject).
+// would fail the next request ("socket hang up"; the keep-alive limits of
+// docs/api.md "Connections and limits", not this file's subject).
 http.globalAgent = new http.Agent({ keepAlive: false });
 
 const PAGE_BYTES = 8 * 1024 * 1024;

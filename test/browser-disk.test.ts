@@ -6,7 +6,7 @@ import { client, send } from './helpers/http';
 import { startLauncher, type LauncherService } from './helpers/launcher';
 
 /**
- * The launcher's Disk panel (issue 18, ui-anchors lesson 8) and its route
+ * The launcher's Disk panel (renderer/README.md "Launcher: jobs and disk") and its route
  * `GET /launcher/disk`: what stored assets take in all and per studio (an
  * asset two studios share counts in both), what reclaim would free (the
  * preview), a confirmation dialog that lists exactly what goes, a changed set

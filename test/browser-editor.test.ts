@@ -13,7 +13,7 @@ import { assertTimeline } from './helpers/timeline';
 import { upload } from './helpers/assets';
 
 /**
- * The editor surface (renderer/editor, issue 18 item 3) in real Chromium against
+ * The editor surface (renderer/editor, renderer/README.md "Editor surface") in real Chromium against
  * the real service and ffmpeg. A studio (made with the CLI, its own token) builds
  * a sequence of two real H.264 clips and opens it on a connected editor page;
  * the page trims and moves by drag, keys and numbers in whole frames (a drop

@@ -15,7 +15,7 @@ import { client } from './helpers/http';
 import { SKETCHPAD, startLauncher, type LauncherService } from './helpers/launcher';
 
 /**
- * The launcher's Gallery panel (renderer/launcher/gallery.ts, issue 18) in real
+ * The launcher's Gallery panel (renderer/launcher/gallery.ts, renderer/README.md "Gallery") in real
  * Chromium against the real service and the real sketchpad studio: a drawing saved
  * on sketchpad's own page is found by the search as the person types, its details
  * show its lineage down (the child sketchpad's token recorded from it) and up; tag,

@@ -11,7 +11,7 @@ import { CLIPMAKER, SKETCHPAD, type LauncherClient, startLauncher } from './help
 import type { TestService } from './helpers/service';
 
 /**
- * Issue 17 item 4 in a real Chromium (the machine's, through playwright-core), on top
+ * Isolation (docs/security.md "Isolation") in a real Chromium (the machine's, through playwright-core), on top
  * of what test/browser-studios.test.ts already pins (sketchpad's page reading
  * clipmaker's origin, the launcher API, the API without its token; nothing of the
  * launcher's credential sent to a studio origin):

@@ -15,7 +15,7 @@ import { tempDir } from './helpers/service';
 import { openSse } from './helpers/sse';
 
 /**
- * The launcher UI's jobs (issue 18) in real Chromium against the real
+ * The launcher UI's jobs (renderer/README.md "Launcher: jobs and disk") in real Chromium against the real
  * service: a job's live log (step headers, auto-scroll that stops when the
  * person scrolls up, "Jump to latest", and a dropped connection resumed by
  * Last-Event-ID with no line lost or doubled); a failed job's step, last 20

@@ -6,7 +6,7 @@ import { send } from './helpers/http';
 import { fixture, SKETCHPAD, startLauncher, type LauncherService } from './helpers/launcher';
 
 /**
- * The launcher UI (renderer/launcher, issue 18) in real Chromium against the
+ * The launcher UI (renderer/launcher, renderer/README.md) in real Chromium against the
  * real service: signed out it shows how to sign in and no data; signed in, a
  * person installs sketchpad from a folder path, starts, opens, stops and
  * uninstalls it (through the dialog), and cancels a slow install from the jobs

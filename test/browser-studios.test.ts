@@ -10,7 +10,7 @@ import { client, send } from './helpers/http';
 import { ROOT, startService, type TestService } from './helpers/service';
 
 /**
- * Issue 15 in a real browser: the two example studios installed and started through
+ * The launcher in a real browser: the two example studios installed and started through
  * the CLI on a real service, each opened on its own origin `http://<id>.localhost:PORT/`
  * in the machine's Chromium (playwright-core, /usr/bin/chromium). Sketchpad draws,
  * saves and shows thumbnails through `/_backlot`; clipmaker renders a clip with the real

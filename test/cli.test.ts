@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import { BIN, runCli, startService, tempDir } from './helpers/service';
 import { send } from './helpers/http';
 
-/** bin/backlot as decisions §1 names it: commands, flags, output, exit codes. */
+/** bin/backlot as README.md "The CLI" names it: commands, flags, output, exit codes. */
 
 describe('help and bad arguments', () => {
   for (const args of [['--help'], ['serve', '--help'], ['studio', 'add', '--help'], ['studio', 'set', '--help'], ['token', 'create', '--help'], ['token', 'revoke', '--help']]) {

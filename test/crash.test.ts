@@ -13,7 +13,7 @@ import { startService, tempDir } from './helpers/service';
 import { realAsset } from './helpers/timeline';
 
 /**
- * Issue 17 item 1: rounds of SIGKILL at seeded random moments while clients
+ * Crash safety (docs/reliability.md "Crashes and durability"): rounds of SIGKILL at seeded random moments while clients
  * write everything the service keeps, with an export, a studio install or
  * uninstall and a running studio under way (test/helpers/crash.ts says what
  * each restart must show). BACKLOT_CRASH_ROUNDS sets the rounds (default 6);

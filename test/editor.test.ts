@@ -12,8 +12,8 @@ import { runCli, startService, tempDir, type TestService } from './helpers/servi
 import { openSse, type SseConnection } from './helpers/sse';
 
 /**
- * The editor surface's service side (decisions §10, interface.md §Timeline
- * rule 9) and the launcher credential: the real CLI, the real service, real
+ * The editor surface's service side (docs/api.md "Editor surface") and the
+ * launcher credential: the real CLI, the real service, real
  * HTTP. Publishing is driven in-process (createService) until the timeline's
  * `:open` exists; the hub's own rules are in test/unit/editor-hub.test.ts.
  */
@@ -140,7 +140,7 @@ describe('GET /editor/events on the real service', { timeout: 60_000 }, () => {
       // Unknown paths and methods under /editor (the page comes with the UI work).
       { name: 'GET /editor/events/x: 404', path: '!/editor/events/x', as: 'launcher', expectStatus: 404, expectCode: 'not_found' },
       { name: 'POST /editor/events: 404', method: 'POST', path: EVENTS, as: 'launcher', expectStatus: 404, expectCode: 'not_found' },
-      // The launcher credential opens nothing of the studio data API (decisions §11).
+      // The launcher credential opens nothing of the studio data API (docs/api.md "Authentication and capabilities").
       { name: 'launcher credential on GET /kv/ns/key: 401', path: '/kv/ns/key', as: 'launcher', expectStatus: 401, expectCode: 'unauthenticated' },
       { name: 'launcher credential on PUT /kv/ns/key: 401', method: 'PUT', path: '/kv/ns/key', as: 'launcher', body: { a: 1 }, expectStatus: 401, expectCode: 'unauthenticated' },
       { name: 'launcher credential on GET /events: 401', path: '/events', as: 'launcher', expectStatus: 401, expectCode: 'unauthenticated' },
@@ -161,7 +161,7 @@ describe('GET /editor/events on the real service', { timeout: 60_000 }, () => {
     { name: 'Sec-Fetch-Site cross-site', headers: () => ({ 'Sec-Fetch-Site': 'cross-site' }) },
   ];
   // A studio's host name is the studio's own origin: every path there but /api/v1 and
-  // /_backlot goes to the studio's server (issue 15), so /editor is never the editor
+  // /_backlot goes to the studio's server (docs/api.md "The studio origin"), so /editor is never the editor
   // channel there. No studio `paint` is installed: the proxy's 404 page answers.
   for (const [name, credential, path] of [
     ["a studio's host name", true, '/editor/events'],
@@ -336,7 +336,7 @@ describe('the editor hub in a running service (in-process, real HTTP)', { timeou
   });
 });
 
-describe('shutdown with an editor page connected (decisions §1)', { timeout: 30_000 }, () => {
+describe('shutdown with an editor page connected', { timeout: 30_000 }, () => {
   test('SIGTERM: the stream ends, exit 0 within 5 s', async () => {
     const svc = await startService();
     const credential = launcherToken(svc.dataDir);

@@ -185,7 +185,7 @@ describe('search property: store.list with q equals a reference matcher on searc
     }
   });
 
-  /** q as terms by decisions §6: words, "quoted phrases" (an unclosed one runs to the end); terms without words left out. */
+  /** q as terms by docs/api.md "Full-text `q`": words, "quoted phrases" (an unclosed one runs to the end); terms without words left out. */
   const termsOf = (q: string) => {
     const terms: { words: string[]; quoted: boolean }[] = [];
     let rest = q;

@@ -7,8 +7,7 @@ import { LineageOracle, type OracleItem } from './helpers/lineage-oracle';
 import { propSeed, rng } from './helpers/prng';
 
 /**
- * Property test of lineage (interface §Gallery rule 6, §Assets rule 5,
- * decisions §6): a random graph of items over shared assets, in three
+ * Property test of lineage (docs/api.md "Lineage"): a random graph of items over shared assets, in three
  * studios, some soft-deleted, loops allowed, written through the real store;
  * every page walk (small limits, each page after the last seq of the one
  * before) of lineageUp / lineageDown must give exactly the oracle's items in

@@ -10,8 +10,8 @@ import { upload } from './helpers/assets';
 import { createItem, ids, newAsset, newestFirst, walk, type Client } from './helpers/gallery';
 
 /**
- * Lineage (interface §Gallery rule 6, §Assets rule 5, decisions §6) and the
- * gallery's references in asset reclaim (lifecycle table "item", decisions §7),
+ * Lineage (docs/api.md "Lineage") and the gallery's references in asset
+ * reclaim (docs/api.md "Reclaim `POST /assets:reclaim`"),
  * black box.
  */
 

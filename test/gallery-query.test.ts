@@ -6,8 +6,8 @@ import { startService, type TestService } from './helpers/service';
 import { createItem, ids, newAsset, newestFirst, UNKNOWN_ID, walk, type Client } from './helpers/gallery';
 
 /**
- * GET /gallery/items without `q` (interface §Gallery rule 1, decisions §2 and
- * §6): scope, every filter, order and keyset pagination, each checked against
+ * GET /gallery/items without `q` (docs/api.md "List and search `GET
+ * /gallery/items`"): scope, every filter, order and keyset pagination, each checked against
  * a reference model of the items created here (studio gamma's items are the
  * data set; alpha and beta exist to be left out or let in by scope).
  */

@@ -6,7 +6,7 @@ import { startService, type TestService } from './helpers/service';
 import { createItem, ids, newAsset, newestFirst, walk, type Client } from './helpers/gallery';
 
 /**
- * `q` on GET /gallery/items (interface §Gallery rule 1, decisions §6): words,
+ * `q` on GET /gallery/items (docs/api.md "Full-text `q`"): words,
  * case-insensitive, every word must match, the last one as a prefix, quoted
  * phrases, over title and params.prompt only; accents folded; scripts written
  * without spaces searchable by a word inside a run; any string at all is a

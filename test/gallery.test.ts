@@ -6,7 +6,7 @@ import { startService, type TestService } from './helpers/service';
 import { assertItem, createItem, newAsset, UNKNOWN_ID, type Client } from './helpers/gallery';
 
 /**
- * Gallery, black box (interface.md §Gallery, decisions §2 and §6): tokens and
+ * Gallery, black box (docs/api.md "Gallery"): tokens and
  * capabilities, who sees what, create, update and delete against the real
  * service. Queries: gallery-query.test.ts; `q`: gallery-search.test.ts;
  * lineage and reclaim: gallery-lineage.test.ts.
@@ -120,7 +120,7 @@ describe('who sees what: another studio\'s item, deleted items', () => {
     { name: 'lineage of another studio\'s item with gallery.read_all: 200', path: (e) => `${item(e, 'betaItem')}/lineage`, as: 'alphaAll', expectStatus: 200, expectJson: { items: [], next_cursor: null } },
     { name: 'GET an unknown item: 404', path: `/gallery/items/${UNKNOWN_ID}`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'GET an id of no ULID form: 404', path: '/gallery/items/nope', as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
-    // An id that cannot exist is absent like any unknown one (GET and DELETE answer only 404, interface §Gallery).
+    // An id that cannot exist is absent like any unknown one (GET and DELETE answer only 404).
     { name: 'GET an id of 65 characters: 404', path: `/gallery/items/${'A'.repeat(65)}`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'GET an id of 2,000 characters: 404', path: `/gallery/items/${'A'.repeat(2000)}`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: 'DELETE an id of 65 characters: 404', method: 'DELETE', path: `/gallery/items/${'A'.repeat(65)}`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
@@ -151,7 +151,7 @@ describe('who sees what: another studio\'s item, deleted items', () => {
 
 // ---------------------------------------------------------------------------
 describe('POST /gallery/items', () => {
-  test('201 Item with exactly the members of decisions §6, as sent; GET reads the same', async () => {
+  test('201 Item with exactly the members of an Item, as sent; GET reads the same', async () => {
     const before = new Date().toISOString();
     const params = { prompt: 'a cat on a mat', seed: 42, nested: { list: [1, 'two', null], flag: false }, 'é 🎬': 'ok' };
     const inputs = [
@@ -361,7 +361,7 @@ describe('POST /gallery/items', () => {
       assert.deepEqual(res.json, { items: [], next_cursor: null }, query);
     }
     assert.deepEqual((await alpha.get(`/assets/${firstInput.id}/lineage`)).json, { items: [], next_cursor: null });
-    // Never referenced, so never reclaimable (decisions §7): the failed create did not count.
+    // Never referenced, so never reclaimable (docs/api.md "Reclaim `POST /assets:reclaim`"): the failed create did not count.
     assertError(await alpha.post('/assets:reclaim', { asset_ids: [out.id, firstInput.id] }), 409, 'not_reclaimable');
   });
 });

@@ -29,7 +29,7 @@ import { allowedFor, jsonSchema, keyOf, type Allowed } from './helpers/route-con
 import { startService, tempDir, type TestService } from './helpers/service';
 
 /**
- * Issue 17 item 3: hostile input against every route of the route table
+ * Hostile input (docs/security.md "Hostile input") against every route of the route table
  * (enumerated as tools/openapi.ts does, so a new route is covered without a
  * change here). For each route, fast-check generates path segments, query
  * strings (filters, cursors), If-Match / Range / Last-Event-ID headers, JSON

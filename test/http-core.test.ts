@@ -7,8 +7,8 @@ import { send } from './helpers/http';
 import { assertError, runScenarios, type ScenarioEnv } from './helpers/scenario';
 
 /**
- * What every endpoint shares (interface.md §Conventions, §Authentication;
- * decisions §2): Host and Origin first, then the token, then the capability,
+ * What every endpoint shares (docs/api.md "Order of checks", "Host and
+ * Origin", "Errors"): Host and Origin first, then the token, then the capability,
  * unknown paths 404, body limits, the error body, no-store.
  */
 
@@ -127,6 +127,23 @@ describe('token, capability, unknown paths', () => {
     assert.equal(ok.status, 200);
     assert.equal(svc.cli(['token', 'revoke', token]).code, 0);
     assertError(await send(env.port, { path: '/api/v1/sessions', token }), 401, 'unauthenticated');
+  });
+
+  test('a token the server holds in memory, revoked by the CLI, is refused on its very next request (GET and PUT)', async () => {
+    const token = svc.token('alpha', ['kv']);
+    const sibling = svc.token('alpha', ['kv']);
+    const put = (t: string, value: number) => send(env.port, { method: 'PUT', path: '/api/v1/kv/grants/doc', token: t, body: { value } });
+    const get = (t: string) => send(env.port, { path: '/api/v1/kv/grants/doc', token: t });
+    // Many requests first: the token's grant is served from memory by now.
+    for (let i = 0; i < 20; i++) assert.equal((await put(token, i)).status, 200);
+    for (let i = 0; i < 20; i++) assert.equal((await get(token)).status, 200);
+    assert.equal((await get(sibling)).status, 200);
+    assert.equal(svc.cli(['token', 'revoke', token]).code, 0);
+    assertError(await put(token, 99), 401, 'unauthenticated');
+    assertError(await get(token), 401, 'unauthenticated');
+    const doc = await get(sibling);
+    assert.equal(doc.status, 200, 'another token of the studio still works');
+    assert.deepEqual(JSON.parse(doc.text).value, { value: 19 }, 'the refused PUT wrote nothing');
   });
 
   test('a token created while the server runs works at once', async () => {

@@ -13,7 +13,7 @@ import { client, send } from './helpers/http';
 import { startService, type TestService } from './helpers/service';
 
 /**
- * Connection limits (issue 17; core/connections.ts, docs/api.md "Connections and
+ * Connection limits (core/connections.ts, docs/api.md "Connections and
  * limits"): floods of half-sent requests, slow and stalled bodies, malformed HTTP,
  * refused bodies answered without a reset, kept-alive connections reused after an
  * idle pause, upgrades under the cap, and the depth check before JSON.parse.

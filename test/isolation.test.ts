@@ -11,7 +11,7 @@ import { openSse } from './helpers/sse';
 import { assertError } from './helpers/scenario';
 
 /**
- * Issue 17 item 4, over HTTP: isolation, table-driven from the route table the
+ * Isolation over HTTP (docs/security.md "Isolation"): table-driven from the route table the
  * running service publishes (GET /api/v1/openapi.json: every route with its
  * `x-capability`), so a route added later is covered without editing this file.
  *
@@ -603,7 +603,7 @@ describe('isolation, table-driven from the route table', { timeout: 480_000 }, (
       assertNothingOfA(r, body.path, what);
     };
     // The user's file, hard-linked into B's stage (a studio's program can do that): adopting it would
-    // make the user's file read-only and a blob. Refused, the file as it was (the bug of issue 17's review).
+    // make the user's file read-only and a blob. Refused, the file as it was (a bug found in review).
     const outside = tempDir('backlot-outside-');
     const userFile = join(outside, 'notes.txt');
     writeFileSync(userFile, `the user's own ${hex()}`, { mode: 0o644 });

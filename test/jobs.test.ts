@@ -9,7 +9,7 @@ import { client } from './helpers/http';
 import { assertError, runScenarios, type ScenarioEnv } from './helpers/scenario';
 import { openSse } from './helpers/sse';
 
-/** Jobs over the real service: interface.md §Jobs, §Task job states, §Events; decisions §8, §11. */
+/** Jobs over the real service (docs/api.md "Jobs and events"). */
 
 const JOB_KEYS = [
   'cancel_requested_at', 'created_at', 'data', 'finished_at', 'id', 'kind', 'last_error', 'progress_den',

@@ -4,7 +4,7 @@ import { startService, type TestService } from './helpers/service';
 import { client, send } from './helpers/http';
 import { assertError, runScenarios, type ScenarioEnv } from './helpers/scenario';
 
-/** Key-value: interface.md §Key-value, decisions §2, §3, §11. */
+/** Key-value (docs/api.md "Key-value"). */
 
 let svc: TestService;
 const env: ScenarioEnv = { port: 0, tokens: {} };
@@ -135,6 +135,8 @@ describe('bad input and access', () => {
     { name: 'limit abc is bad_request', path: '/kv/ns?limit=abc', as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
     { name: 'limit given twice is bad_request', path: '/kv/ns?limit=1&limit=2', as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
     { name: 'a garbage cursor is bad_cursor', path: '/kv/ns?cursor=zzz', as: 'alpha', expectStatus: 400, expectCode: 'bad_cursor' },
+    // Never handed out, so refused as every list refuses it (docs/api.md "Pages"), not read as the first page.
+    { name: 'an empty cursor is bad_cursor', path: '/kv/ns?cursor=', as: 'alpha', expectStatus: 400, expectCode: 'bad_cursor' },
     { name: 'an unknown method on a known path is 404', method: 'POST', path: '/kv/ns/k', as: 'alpha', body: {}, expectStatus: 404, expectCode: 'not_found' },
   ]);
 });

@@ -12,7 +12,7 @@ import { alive } from './helpers/processes';
 import { fixture, pidsIn, startLauncher, type LauncherClient } from './helpers/launcher';
 
 /**
- * POST /launcher/jobs/{id}:cancel (issue 15 item 7): a lifecycle job ends its
+ * POST /launcher/jobs/{id}:cancel: a lifecycle job ends its
  * process group and removes partial files before the 204; a finished job is
  * 409 job_finished, an unknown one 404; a task job gets cancel_requested_at.
  */

@@ -8,7 +8,7 @@ import { BIN, runCli, tempDir, type TestService } from './helpers/service';
 import { CLIPMAKER, fixture, SKETCHPAD, startLauncher, type LauncherClient } from './helpers/launcher';
 
 /**
- * The headless CLI (issue 15 item 9): install, link, start, stop and studios
+ * The headless CLI (README.md "The CLI"): install, link, start, stop and studios
  * talk to the running server of the data dir, show a step's output as it
  * comes, exit 1 when the job fails, and exit 1 with a clear message when no
  * server runs.

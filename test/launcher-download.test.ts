@@ -17,7 +17,7 @@ import {
 import { tempDir } from './helpers/service';
 
 /**
- * The download step of studio installs (decisions §10 `download`), against a
+ * The download step of studio installs (docs/studios.md "Downloads"), against a
  * real HTTP server on 127.0.0.1 written here and real files in temp folders.
  */
 

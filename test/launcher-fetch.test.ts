@@ -9,7 +9,7 @@ import { openSse } from './helpers/sse';
 import { fixture, startLauncher, type LauncherClient } from './helpers/launcher';
 
 /**
- * Downloads of an install over local HTTP (issue 15 item 2), served by a
+ * Downloads of an install over local HTTP (docs/studios.md "Downloads"), served by a
  * server in this test: the sha256 check, a mismatch that deletes the file and
  * fails the download job, a connection cut mid-file that the next attempt
  * resumes with Range, and a cancel that removes the partial file.

@@ -8,7 +8,7 @@ import { tempDir, type TestService } from './helpers/service';
 import { CLIPMAKER, fixture, rewriteManifest, SKETCHPAD, startLauncher, type LauncherClient } from './helpers/launcher';
 
 /**
- * Installing studios over HTTP (issue 15 items 1 and 2): the install job and
+ * Installing studios over HTTP: the install job and
  * the build and download jobs after it, the copy into DIR/studios/<id>/app,
  * every refusal before anything runs (409 id_taken, 422 not_launchable,
  * 400 naming the member, 422 blocked), a failed step, reinstalling over a

@@ -7,7 +7,7 @@ import { checkContained, commandArgv, parseManifest } from '../service/launcher/
 import { CLIPMAKER, SKETCHPAD } from './helpers/launcher';
 
 /**
- * The studio manifest backlot.json (decisions §10, issue 15 item 1) as unit
+ * The studio manifest backlot.json (docs/studios.md "The manifest, `backlot.json`") as unit
  * tables: every bad member is 400 `bad_request` naming it in
  * `details.member`; shell syntax in a `run` is 400 naming the command; a
  * command word, `download.to` or URL scheme that leaves the app folder is 422

@@ -14,8 +14,8 @@ import { openSse, type SseConnection } from './helpers/sse';
 import { assertTimeline, MERGE } from './helpers/timeline';
 
 /**
- * The launcher's reads and edits (decisions §10 "Launcher-side reads"; issue 18
- * item 2), black-box against the real service with the real ffmpeg: every
+ * The launcher's reads and edits (docs/api.md "Launcher-side reads and
+ * edits"), black-box against the real service with the real ffmpeg: every
  * studio's gallery under /launcher/gallery (filters, q, pages, lineage), any
  * asset's bytes and thumbnail under /launcher/assets (ranges, 304, HEAD), the
  * opened sequence under /launcher/timeline/{id} acting as its owning studio
@@ -85,7 +85,7 @@ before(async () => {
   asset.p3 = await uploadOk(betaToken, png[2]!, 'kind=image&filename=three.png', 'image/png');
   asset.p4 = await uploadOk(betaToken, png[3]!, 'kind=image&filename=four.png', 'image/png');
   asset.p5 = await uploadOk(alphaToken, png[4]!, 'kind=image&filename=five.png', 'image/png');
-  // beta gains read access to p2 by uploading the same bytes (decisions §7).
+  // beta gains read access to p2 by uploading the same bytes.
   assert.equal((await uploadOk(betaToken, png[1]!, 'kind=image&filename=mine.png', 'image/png')).id, asset.p2.id);
 
   const add = async (c: Client, body: Record<string, unknown>) => {

@@ -6,7 +6,7 @@ import { send } from './helpers/http';
 import { ROOT, startService, type TestService } from './helpers/service';
 
 /**
- * Uninstall with purge takes the studio's grants away (issue 15 item 5): blobs
+ * Uninstall with purge takes the studio's grants away: blobs
  * another studio still reads stay readable, and what nobody reads any more is
  * reclaimable from the launcher's side (`POST /launcher/assets:reclaim`).
  */

@@ -11,7 +11,7 @@ import { alive, until } from './helpers/processes';
 import { CLIPMAKER, fixture, pidsIn, SKETCHPAD, startLauncher, studioGet, type LauncherClient } from './helpers/launcher';
 
 /**
- * Running studios (issue 15 item 6): start and stop, the environment and the
+ * Running studios: start and stop, the environment and the
  * runtime token a studio gets, every 409 of :start and :stop, a studio that
  * dies, one that is never ready, the whole process group ended at stop, the
  * studio's own log, and the launcher's `studio` events (never on a studio's

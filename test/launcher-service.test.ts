@@ -9,7 +9,7 @@ import { openSse } from './helpers/sse';
 import { fixture, LauncherClient, pidsIn, SKETCHPAD, startLauncher, studioGet } from './helpers/launcher';
 
 /**
- * The service's own end (issue 15 item 6): a stop (SIGTERM) stops every
+ * The service's own end: a stop (SIGTERM) stops every
  * studio; after a crash (SIGKILL) the studios' process groups live on, and
  * the next `serve` on the same data dir ends them before it serves, with the
  * studio back to `installed` and its old runtime token revoked.

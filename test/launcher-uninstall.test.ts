@@ -10,7 +10,7 @@ import { openSse } from './helpers/sse';
 import { SKETCHPAD, startLauncher, studioGet, type LauncherClient } from './helpers/launcher';
 
 /**
- * Uninstall (issue 15 item 5): 409 confirm_required; it stops the studio,
+ * Uninstall (docs/api.md "Uninstall and purge"): 409 confirm_required; it stops the studio,
  * removes its app folder and revokes its tokens; its data stays unless
  * `purge`, and with `purge` every kind of data goes and its assets lose the
  * studio's grants (a blob another studio reads stays readable to it).

@@ -8,7 +8,7 @@ import { alive } from './helpers/processes';
 import { fixture, rewriteManifest, startLauncher, studioGet, type LauncherClient } from './helpers/launcher';
 
 /**
- * Update and link (issue 15 items 3 and 4): the new version is swapped in
+ * Update and link: the new version is swapped in
  * only when every step succeeded (a failed or cancelled update leaves the old
  * one installed and startable), a running studio is stopped before the swap
  * and started after it, added capabilities need approval, another lifecycle

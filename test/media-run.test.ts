@@ -24,7 +24,7 @@ import { ROOT, tempDir } from './helpers/service';
 import { alive, until } from './helpers/processes';
 
 /**
- * Where the tools are found (decisions §1 "media tools") and how runTool
+ * Where the tools are found (docs/api.md "Media tools") and how runTool
  * runs them: process groups, timeouts, abort, the live registry, output caps
  * and line callbacks. Stand-in "tools" are small sh scripts given through
  * BACKLOT_FFMPEG / BACKLOT_FFPROBE in the options' env.

@@ -9,12 +9,12 @@ import { openSse } from './helpers/sse';
 import { alive, until } from './helpers/processes';
 
 /**
- * decisions §1 "stop": SIGTERM while a probe runs (ffprobe stuck on a file)
+ * The service's stop: SIGTERM while a probe runs (ffprobe stuck on a file)
  * and an editor page is connected: exit 0 within 5 s, the page's stream
  * ended, and no process the probe started left alive.
  */
 
-describe('shutdown with a probe running and an editor page connected (decisions §1)', { timeout: 60_000 }, () => {
+describe('shutdown with a probe running and an editor page connected', { timeout: 60_000 }, () => {
   let dir: string;
   before(() => {
     dir = tempDir('backlot-media-stop-');

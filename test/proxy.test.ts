@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { createStudioProxy, type StudioProxyOptions, type StudioTarget } from '../service/proxy';
 
 /**
- * The studio-origin reverse proxy (decisions §10) over real sockets: a tiny studio
+ * The studio-origin reverse proxy (docs/api.md "The studio origin") over real sockets: a tiny studio
  * server written here, a front server that hands every request to the proxy the way
  * app.ts does, and raw clients.
  */

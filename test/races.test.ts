@@ -7,7 +7,7 @@ import { sendOnce, type Answer } from './helpers/hostile';
 import { startService, type TestService } from './helpers/service';
 
 /**
- * Issue 17 item 2: races. Every request here goes on its own TCP connection
+ * Races (docs/security.md "Hostile input"). Every request here goes on its own TCP connection
  * (agent: false), all of a wave sent before any answer is awaited, so the
  * service sees them interleaved the way independent clients send them. The
  * whole file runs twice: with `--read-workers 0` (every read on the main

@@ -11,7 +11,7 @@ import { until } from './helpers/processes';
 import { runCli, startService, tempDir, type TestService } from './helpers/service';
 
 /**
- * The read workers (issue 16; service/db/read-pool.ts, docs/api.md §Where
+ * The read workers (service/db/read-pool.ts, docs/api.md §Where
  * reads run), against the real service: fairness between studios, the same
  * answers as inline reads, WAL snapshots, a crashed worker, and close().
  *

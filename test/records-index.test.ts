@@ -9,7 +9,7 @@ import { parseOrder, parseWhere } from '../service/records/filter';
 import { runCli, startService, tempDir } from './helpers/service';
 import { client } from './helpers/http';
 
-/** Declared indexes (decisions §4): `index add`, the query plans they give, and a live server picking them up. */
+/** Declared indexes (docs/api.md "Declared indexes"): `index add`, the query plans they give, and a live server picking them up. */
 
 const dirs: string[] = [];
 after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));

@@ -6,7 +6,7 @@ import { evaluate, type Json, type RefClause, type RefRecord } from './helpers/r
 import { propSeed, rng } from './helpers/prng';
 
 /**
- * Property test (issue 3, deliver 4): an index never changes results. The same
+ * Property test: an index never changes results. The same
  * random documents go into two collections, one with a declared index on every
  * field (half declared before the inserts, half after); random filters and
  * orders, each walked through every page, must give the same ids in both and

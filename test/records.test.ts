@@ -4,7 +4,7 @@ import { startService, type TestService } from './helpers/service';
 import { client, type HttpResponse } from './helpers/http';
 import { assertError, runScenarios, type ScenarioEnv } from './helpers/scenario';
 
-/** Records: interface.md §Records, decisions §2, §4, §11. Filter semantics at scale: records-property.test.ts. */
+/** Records (docs/api.md "Records"). Filter semantics at scale: records-property.test.ts. */
 
 const BODY_LIMIT = 32 * 1024;
 let svc: TestService;
@@ -136,7 +136,7 @@ describe('writes', () => {
     assert.equal((await alpha().patch(`/records/writes/${made.json.id}`, { etag: null, id: null })).status, 200);
     assertError(await alpha().patch(`/records/writes/${made.json.id}`, { created_at: 'x' }), 400, 'invalid_document');
     assertError(await alpha().patch(`/records/writes/${made.json.id}`, [1]), 400, 'invalid_document');
-    // 400 comes before 409: a reserved key with a stale If-Match is invalid_document (decisions §2).
+    // 400 comes before 409: a reserved key with a stale If-Match is invalid_document (docs/api.md "Records and collections").
     const stale = await alpha().patch(`/records/writes/${made.json.id}`, { etag: 'x' }, { 'If-Match': '"stale"' });
     assertError(stale, 400, 'invalid_document', { reserved: ['etag'] });
   });

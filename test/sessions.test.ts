@@ -5,7 +5,7 @@ import { assertError, runScenarios, type Scenario, type ScenarioEnv } from './he
 import { startService, type TestService } from './helpers/service';
 
 /**
- * Sessions, black box (interface.md "Sessions", decisions §2 and §5): the seven
+ * Sessions, black box (docs/api.md "Sessions"): the seven
  * endpoints against the real service. Single-request rules are scenario rows;
  * sequences (list order, merge patch, If-Match, quotas) are small explicit tests.
  */
@@ -23,7 +23,7 @@ let env: ScenarioEnv & { ids: Record<string, string> };
 let alpha: Client;
 let beta: Client;
 
-/** The stored size of a state: the byte length of its JSON text (decisions §3, §4). */
+/** The stored size of a state: the byte length of its JSON text (docs/api.md "Documents"). */
 const bytes = (state: object) => Buffer.byteLength(JSON.stringify(state));
 /** A state of exactly n bytes (n >= 8: `{"s":""}`). */
 const stateOf = (n: number) => ({ s: 'x'.repeat(n - 8) });
@@ -226,7 +226,7 @@ describe('writes on a session the caller may not see are 404', () => {
     { name: `activate ${what}: 404`, method: 'POST', path: (e) => `/sessions/${id(e)}:activate`, as: 'alpha', expectStatus: 404, expectCode: 'not_found' },
     { name: `duplicate ${what}: 404`, method: 'POST', path: (e) => `/sessions/${id(e)}:duplicate`, as: 'alpha', body: { name: uniq('dup-of-unseen') }, expectStatus: 404, expectCode: 'not_found' },
   ]);
-  // decisions §11: what the caller may not see is 404 before any other answer (400, 409).
+  // What the caller may not see is 404 before any other answer (400, 409).
   rows.push(
     { name: "duplicate another studio's session under a taken name: 404 before 409", method: 'POST', path: (e) => `/sessions/${e.ids!.beta}:duplicate`, as: 'alpha', body: { name: 'live' }, expectStatus: 404, expectCode: 'not_found' },
     { name: "PATCH another studio's session to a taken name: 404 before 409", method: 'PATCH', path: (e) => `/sessions/${e.ids!.beta}`, as: 'alpha', body: { name: 'live' }, contentType: MERGE, expectStatus: 404, expectCode: 'not_found' },
@@ -331,6 +331,7 @@ describe('GET /sessions', () => {
     { name: 'limit=-1: 400', path: '/sessions?limit=-1', as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
     { name: 'limit=1.5: 400', path: '/sessions?limit=1.5', as: 'alpha', expectStatus: 400, expectCode: 'bad_request' },
     { name: 'garbage cursor: 400 bad_cursor', path: '/sessions?cursor=garbage', as: 'alpha', expectStatus: 400, expectCode: 'bad_cursor' },
+    { name: 'empty cursor: 400 bad_cursor, as on every list', path: '/sessions?cursor=', as: 'alpha', expectStatus: 400, expectCode: 'bad_cursor' },
     { name: 'dotted garbage cursor: 400 bad_cursor', path: '/sessions?cursor=abc.def', as: 'alpha', expectStatus: 400, expectCode: 'bad_cursor' },
   ]);
 

@@ -10,7 +10,7 @@ import { assertError } from './helpers/scenario';
 import { startService, tempDir, type TestService } from './helpers/service';
 
 /**
- * Start-up at scale (issue 17 item 7; service/assets/recover.ts, service/clean-stop.ts):
+ * Start-up at scale (docs/reliability.md; service/assets/recover.ts, service/clean-stop.ts):
  * with 1,000,000 asset rows `serve` listens about as soon as with none, after a SIGKILL
  * (recovery then runs in the background, while requests are served, and does all its
  * work) and after a clean stop (recovery past its first part is skipped).

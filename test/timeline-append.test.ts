@@ -6,7 +6,7 @@ import { startService, type TestService } from './helpers/service';
 import { assertTimeline, clip, createTimeline, newAsset, problems, realAsset, UNKNOWN_ID, where, type Client } from './helpers/timeline';
 
 /**
- * POST /timeline:append (interface §Timeline rule 12, decisions §9 and §11):
+ * POST /timeline:append (docs/api.md "Append `POST /timeline:append`"):
  * one asset at the end of a track, of `timeline_id` or of the caller's most
  * recently updated live sequence; no If-Match; 409 `no_timeline` when the
  * caller owns none (deleted ones do not count).

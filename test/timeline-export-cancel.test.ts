@@ -23,8 +23,8 @@ import { startService, tempDir, type TestService } from './helpers/service';
 import type { Client } from './helpers/timeline';
 
 /**
- * Export jobs that do not succeed (interface §Export job, decisions §1
- * "stop", §9, §11): cancel mid-export, a failing ffmpeg, a clip whose file
+ * Export jobs that do not succeed (docs/api.md "Export `POST
+ * /timeline/{id}:export`"): cancel mid-export, a failing ffmpeg, a clip whose file
  * went bad after it was probed, SIGTERM to the service while ffmpeg writes,
  * and 501 without a media tool. Each leaves no partial file (DIR/blobs/.tmp
  * empty, no new blob), no asset, no item and no process behind.
@@ -278,7 +278,7 @@ describe('stop', () => {
     assert.deepEqual(processesMentioning(svc.dataDir, []), []);
     assert.deepEqual(tmpEntries(svc.dataDir), [], 'blobs/.tmp is empty');
     assert.deepEqual(blobs(svc.dataDir), before, 'no new blob');
-    // decisions §1: the stop cancels running exports; the job says so after a restart.
+    // The service's stop cancels running exports; the job says so after a restart.
     const again = await startService({ dataDir: svc.dataDir, keepDataDir: true });
     try {
       const ended = await client(again.port, again.token('alpha', ['jobs'])).get(`/jobs/${job.id}`);

@@ -30,8 +30,7 @@ import { walk, type Client } from './helpers/timeline';
 
 /**
  * POST /timeline/{id}:export and GET /timeline/{id}/exports, black box
- * (interface §Export job, decisions §9 ExportPreset/ExportRequest/Export job,
- * §11): the real service running the real ffmpeg, its output read back with
+ * (docs/api.md "Export `POST /timeline/{id}:export`"): the real service running the real ffmpeg, its output read back with
  * GET /assets/{id} and looked at with ffprobe. Fixtures are 320x180, 25 fps,
  * a second or two, x264 superfast.
  *
@@ -473,7 +472,7 @@ describe('refusals', () => {
       expectCode: 'not_found',
     },
     {
-      name: 'another studio’s sequence with a bad body: 404 first (decisions §11)',
+      name: 'another studio’s sequence with a bad body: 404 first',
       method: 'POST',
       path: path('copy'),
       as: 'beta',

@@ -8,8 +8,8 @@ import { upload } from './helpers/assets';
 import { randomBytes } from 'node:crypto';
 
 /**
- * POST /timeline/{id}:open end to end (interface §Timeline rule 9, decisions
- * §10): real editor pages (server-sent event clients on /editor/events with a
+ * POST /timeline/{id}:open end to end (docs/api.md "Open `POST
+ * /timeline/{id}:open`"): real editor pages (server-sent event clients on /editor/events with a
  * launcher credential) connected to the real service see the sequence arrive.
  */
 

@@ -11,8 +11,8 @@ import { assertError, runScenarios, type ScenarioEnv } from './helpers/scenario'
 import { startService, tempDir, type TestService } from './helpers/service';
 
 /**
- * GET /timeline/{id}:plan, black box (interface §Timeline rule 10, decisions
- * §9, §11): the real service probing files made by the real ffmpeg. Every
+ * GET /timeline/{id}:plan, black box (docs/api.md "Export plan `GET
+ * /timeline/{id}:plan`"): the real service probing files made by the real ffmpeg. Every
  * fixture is 320x180, 25 fps, 1 s, made once; the target matches them.
  * The service's ffprobe is a wrapper that logs each file it is run on and
  * execs the real one, so "each file probed once" is counted, not timed.

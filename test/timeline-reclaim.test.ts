@@ -8,8 +8,8 @@ import { startService, type TestService } from './helpers/service';
 import { assertTimeline, createTimeline, newAsset, problems, where, type Client } from './helpers/timeline';
 
 /**
- * Sequences and asset reclaim (decisions §7, lifecycle "sequence",
- * interface §Timeline rules 3 and 11): the clips of a live sequence's current
+ * Sequences and asset reclaim (docs/api.md "Reclaim" under "Timeline"):
+ * the clips of a live sequence's current
  * revision hold their assets; revisions and deleted sequences do not; a
  * sequence clip counts as "referenced once in its life"; a reclaimed asset
  * cannot come back through create, append or revert.

@@ -6,8 +6,8 @@ import { startService, type TestService } from './helpers/service';
 import { assertTimeline, clip, createTimeline, DEFAULT_TARGET, newAsset, REVISION_KEYS, UNKNOWN_ID, walk, type Client } from './helpers/timeline';
 
 /**
- * Revisions and revert (interface §Timeline rules 7 and 11, lifecycle
- * "sequence", decisions §9 and §11): each write keeps the document it
+ * Revisions and revert (docs/api.md "Update, delete, revisions, revert"):
+ * each write keeps the document it
  * replaced, newest 100 kept, the current one not listed; revert writes an old
  * one forward. A revision naming a reclaimed asset: timeline-reclaim.test.ts.
  */

@@ -6,7 +6,7 @@ import { startService, type TestService } from './helpers/service';
 import { assertTimeline, clip, createTimeline, DEFAULT_TARGET, newAsset, where, type Client } from './helpers/timeline';
 
 /**
- * Snapping as the API shows it (decisions §9 "Snapping"): V tracks to the
+ * Snapping as the API shows it (docs/api.md "Snapping"): V tracks to the
  * nearest frame (1/fps; 29.97 and 23.976 mean 30000/1001 and 24000/1001), A
  * tracks to the nearest sample; halves round up; responses show the snapped
  * values; a document read and written back does not move; a target change

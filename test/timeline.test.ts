@@ -19,7 +19,7 @@ import {
 } from './helpers/timeline';
 
 /**
- * Timelines, black box (interface §Timeline rules 1-4, decisions §9, §11):
+ * Timelines, black box (docs/api.md "Timeline"):
  * tokens and capabilities, who sees what, create (both forms, defaults, every
  * 422 and 400), PATCH, DELETE and the list. Snapping: timeline-snap.test.ts;
  * revisions and revert: timeline-revisions.test.ts; append:
@@ -160,7 +160,7 @@ describe("who sees what: another studio's sequence, deleted and unknown ones", (
     ]);
   });
 
-  describe('with gallery.read_all: reads work, writes stay 404 (decisions §11)', () => {
+  describe('with gallery.read_all: reads work, writes stay 404', () => {
     runScenarios(() => env, [
       { name: "GET another studio's sequence: 200", path: seqOf('betaSeq'), as: 'alphaAll', expectStatus: 200, expectJson: { studio_id: 'beta', name: 'beta only', revision: 1 } },
       { name: "revisions of another studio's sequence: 200", path: (e) => `${seqOf('betaSeq')(e)}/revisions`, as: 'alphaAll', expectStatus: 200, expectJson: { items: [], next_cursor: null } },

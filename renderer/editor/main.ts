@@ -20,7 +20,7 @@ import {
 } from './frames';
 
 /**
- * The editor surface (issue 18 item 3) at /editor/: stays connected to
+ * The editor surface (renderer/README.md "Editor surface") at /editor/: stays connected to
  * /editor/events and shows the sequence the last `:open` named, then edits it
  * through the launcher's mirror of the studio's routes
  * (/api/v1/launcher/timeline/{id}, acting as the owning studio): move, trim

@@ -3,7 +3,7 @@ import { announce, h, replace } from '../lib/dom';
 import { bytes } from '../lib/format';
 
 /**
- * The Disk panel (issue 18, ui-anchors lesson 8): what the stored assets take
+ * The Disk panel (renderer/README.md "Launcher: jobs and disk"): what the stored assets take
  * (`GET /launcher/disk`), in all and per studio, and what reclaim would free
  * (`POST /launcher/assets:reclaim` without `confirm`: the preview, nothing
  * changes). **Reclaim…** opens a dialog that lists exactly what goes (the

@@ -2,8 +2,8 @@ import { h } from '../lib/dom';
 import { readLogTail, type LogTail } from './log-tail';
 
 /**
- * What a failed job shows in its own row (ui-anchors lesson 6: never only a
- * toast): the step that failed, the last 20 lines of its log, a **Copy
+ * What a failed job shows in its own row, never only in a toast
+ * (renderer/README.md "Launcher: jobs and disk"): the step that failed, the last 20 lines of its log, a **Copy
  * details** button (step, error, tail, versions) and **Open log**.
  *
  * Tails are read from the job's log stream once per failed job (a finished

@@ -4,8 +4,8 @@ import { isAbsolute, sep } from 'node:path';
 import { ApiError } from '../core/errors';
 
 /**
- * Which file an adopt request may take (interface.md §Assets rule 6,
- * decisions §11). The path must be absolute and lie strictly inside the
+ * Which file an adopt request may take (docs/api.md
+ * "Adopt `POST /assets:adopt`"). The path must be absolute and lie strictly inside the
  * caller's stage or data folder, and no component from that folder down may
  * be a symlink, the folder itself included: each is checked with lstat in the
  * order written, `..` steps back over a component already checked (and out of

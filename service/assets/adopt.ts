@@ -10,7 +10,7 @@ import { probe, type Ingest, type Ingested } from './ingest';
 import type { AdoptBody } from './schema';
 
 /**
- * POST /assets:adopt (interface.md §Assets rule 6): a file of the studio's
+ * POST /assets:adopt (docs/api.md "Adopt `POST /assets:adopt`"): a file of the studio's
  * stage or data folder becomes an asset by hardlink, never by copy.
  *
  *   check the path (adopt-path.ts) -> open O_NOFOLLOW, same dev/ino as lstat saw

@@ -7,7 +7,7 @@ import { ensureDir, syncDir } from '../core/files';
 import { clashName } from './filename';
 
 /**
- * The blob store on disk (decisions §7):
+ * The blob store on disk (docs/api.md "Assets"):
  *
  *   DIR/blobs/<sha256><ext>          content-addressed, mode 0444
  *   DIR/blobs/.tmp/<uuid>            uploads and adopt links in progress; emptied at start
@@ -67,7 +67,7 @@ export function createBlobStore(dataDir: string) {
       return s.bavail * s.bsize;
     },
 
-    /** 507 `disk_space` unless `size` bytes fit with the headroom left over (decisions §11). */
+    /** 507 `disk_space` unless `size` bytes fit with the headroom left over (docs/api.md "Limits and defaults"). */
     checkSpace(size: number, headroom: number): void {
       const free = store.freeBytes();
       if (free < size + headroom) throw ApiError.diskSpace(size + headroom, free);

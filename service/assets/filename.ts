@@ -1,5 +1,5 @@
 /**
- * Names of library files (decisions §7): what a studio's `filename` becomes on
+ * Names of library files (docs/api.md "Assets"): what a studio's `filename` becomes on
  * disk under DIR/library/<studio>/, and the name tried next when one is taken.
  * Pure string functions.
  */

@@ -123,7 +123,7 @@ export function createIngest(store: AssetsStore, blobs: BlobStore) {
       return { view: store.view(studioId, id)!, created: true };
 
       function reuse(row: AssetRow): Ingested {
-        // Nothing is stored; the caller gains read access (interface.md §Assets rule 1).
+        // Nothing is stored; the caller gains read access (bytes already stored: docs/api.md "Assets").
         const blob = blobs.blobPath(row.sha256, row.ext);
         if (!existsSync(blob)) {
           // The file was removed behind the service's back: these bytes restore it.

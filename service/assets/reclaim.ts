@@ -6,7 +6,7 @@ import { THUMB_WIDTH } from './schema';
 import type { AssetsStore, Candidate } from './store';
 
 /**
- * POST /assets:reclaim (decisions §7). Without `confirm` a preview; with it,
+ * POST /assets:reclaim (docs/api.md "Reclaim `POST /assets:reclaim`"). Without `confirm` a preview; with it,
  * the reclaim, only when the set is exactly the one previewed. The preview
  * token is an HMAC of the caller, the sorted asset ids, the dependent item ids
  * and the byte count, so any change to the set changes the token and nothing

@@ -4,8 +4,9 @@ import type { BlobStore } from './blobs';
 import type { AssetsStore, ReclaimedCursor } from './store';
 
 /**
- * Start-up recovery of the blob store (crash safety; issue 17 item 7 made it
- * incremental). A process killed mid-upload or mid-adopt leaves temp files in
+ * Start-up recovery of the blob store (crash safety; incremental, so start-up
+ * does not grow with the rows: docs/reliability.md "Start-up and recovery at
+ * scale"). A process killed mid-upload or mid-adopt leaves temp files in
  * blobs/.tmp; one killed between the rename of a blob and its row insert
  * leaves a blob no row names; one killed during a reclaim leaves the blob,
  * thumbnail and library files of reclaimed rows. All of them go. Rows are

@@ -22,7 +22,7 @@ import { mediaUrlRoutes, type MediaUrlOptions } from './media-urls';
  *   GET  /assets/{id}           the bytes; one Range -> 206; If-None-Match -> 304; HEAD
  *   GET  /assets/{id}/thumb     320 px WebP of an image, a video's poster frame or a sound's waveform, cached
  *   POST /assets:adopt          hardlink a file of the stage or data folder
- *   POST /assets:reclaim        preview, then confirm (decisions §7)
+ *   POST /assets:reclaim        preview, then confirm
  *   POST /launcher/assets:reclaim  the same over every studio's assets (launcher credential)
  *   GET  /launcher/assets/{id}, /launcher/assets/{id}/thumb   the two reads above as the asset's first reader
  *   GET  /launcher/assets/{id}/info   the Asset record as its first reader sees it (length, file name) for the gallery

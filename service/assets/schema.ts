@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** decisions §7: AssetKind, Asset, AdoptRequest, the reclaim body and answers. */
+/** docs/api.md "Assets": AssetKind, Asset, AdoptRequest, the reclaim body and answers. */
 
 export const ASSET_KINDS = ['image', 'video', 'audio', 'other'] as const;
 export type AssetKind = (typeof ASSET_KINDS)[number];

@@ -2,7 +2,8 @@
  * The headers of every stored file the service serves (asset bytes and
  * thumbnails, on the service's origin and through a studio's `/_backlot`):
  * stored bytes are untrusted, so none of them may run as a page where the
- * launcher cookie lives (decisions §10). Pure.
+ * launcher's and editor's pages run (docs/security.md "Files served on the service's
+ * origin"). Pure.
  *
  * - `X-Content-Type-Options: nosniff`: the browser takes the stored type as it
  *   stands and never guesses HTML out of the bytes.

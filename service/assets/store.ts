@@ -138,7 +138,7 @@ export function createAssetsStore(db: Db) {
   const sources: AssetReferenceSource[] = [];
   let candidatesStmt: ReturnType<typeof prepareCandidates> | null = null;
   function prepareCandidates() {
-    // Reclaimable (decisions §7): readable by the caller, not pinned, not yet
+    // Reclaimable (docs/api.md "Reclaim `POST /assets:reclaim`"): readable by the caller, not pinned, not yet
     // reclaimed, referenced once in its life, and referenced by nothing live now.
     const notLive = sources
       .map((s) => `AND NOT EXISTS (SELECT 1 FROM (${s.liveSql}) AS live WHERE live.asset_id = a.id)`)
@@ -161,8 +161,8 @@ export function createAssetsStore(db: Db) {
     },
 
     /**
-     * The studio the launcher reads an asset as (decisions §10, "acting as the
-     * owning studio"): the first granted (its uploader, or the first studio that
+     * The studio the launcher reads an asset as (docs/api.md "Launcher-side reads and
+     * edits", "As the owning studio"): the first granted (its uploader, or the first studio that
      * adopted it), ties by id; null when no studio can read it.
      */
     firstReader(id: string): string | null {

@@ -8,7 +8,7 @@ import { decoderBytes } from './decoder-input';
 import { drawMediaPicture } from './media-thumbs';
 
 /**
- * Thumbnails (interface.md §Assets rule 4, decisions §7): 320 px wide WebP,
+ * Thumbnails (docs/api.md "Thumbnail `GET /assets/{id}/thumb`"): 320 px wide WebP,
  * aspect kept, generated once per sha256 and cached at
  * DIR/thumbs/<sha256>-320.webp (written to a temp file, then renamed).
  *

@@ -79,16 +79,64 @@ function sameHash(stored: Buffer | undefined, hash: Buffer): boolean {
 }
 
 /** Resolves the studio calling the data API or throws 401 `unauthenticated`. */
-export function authenticate(header: string | undefined, resolve: TokenResolver): Principal {
+export function authenticate(header: string | undefined, resolve: TokenResolver | TokenGrants): Principal {
   const token = bearerToken(header);
   if (token === null) throw ApiError.unauthenticated();
+  if (typeof resolve !== 'function') {
+    const known = resolve.principal(token);
+    if (known !== null) return known;
+  }
   if (isLauncherCredential(token)) {
     throw ApiError.unauthenticated('A launcher credential does not open the studio data API; send a studio token.');
   }
   const hash = hashToken(token);
-  const grant = resolve(hash);
+  const grant = typeof resolve === 'function' ? resolve(hash) : resolve.resolve(hash);
   if (!grant || !sameHash(grant.hash, hash)) throw ApiError.unauthenticated('The token is unknown or has been revoked.');
-  return { studioId: grant.studioId, capabilities: new Set(grant.capabilities), tokenHash: hash };
+  const principal: Principal = Object.freeze({ studioId: grant.studioId, capabilities: new Set(grant.capabilities), tokenHash: hash });
+  if (typeof resolve !== 'function') resolve.remember(token, principal);
+  return principal;
+}
+
+/**
+ * Live tokens' principals kept in memory, by the token as sent, so a request
+ * with a known token costs a map lookup: no hash, no query, no new Set
+ * (docs/design.md "Token grants in memory"). The cache is emptied:
+ * - at once by a revocation in this process (`clear`, from the studios
+ *   store's revocation listeners: the launcher's stop, an uninstall);
+ * - on the next request after any other connection committed to the
+ *   database (`changedElsewhere`, `PRAGMA data_version`: the CLI's `token
+ *   revoke` runs in another process).
+ * A token is only remembered after its hash matched the stored one in
+ * constant time; an unknown token is never remembered.
+ */
+export interface TokenGrants {
+  /** The remembered principal of a token, or null (then it is resolved and remembered). */
+  principal(token: string): Principal | null;
+  resolve: TokenResolver;
+  remember(token: string, principal: Principal): void;
+  clear(): void;
+}
+
+/** Live grants kept at most; far more than a desktop ever has. */
+const GRANTS_KEPT = 10_000;
+
+export function createTokenGrants(resolve: TokenResolver, changedElsewhere: () => boolean): TokenGrants {
+  const known = new Map<string, Principal>();
+  return {
+    principal(token) {
+      if (changedElsewhere()) {
+        known.clear();
+        return null;
+      }
+      return known.get(token) ?? null;
+    },
+    resolve,
+    remember(token, principal) {
+      if (known.size >= GRANTS_KEPT) known.clear();
+      known.set(token, principal);
+    },
+    clear: () => known.clear(),
+  };
 }
 
 /** The launcher's side: the user, not a studio. */

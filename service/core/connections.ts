@@ -3,7 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /**
- * The service's connection limits (issue 17): a client, with or without a
+ * The service's connection limits (docs/api.md "Connections and limits"): a client, with or without a
  * token, must not be able to hold the service's sockets (and so its open
  * files) by connecting and never finishing, nor reset a client whose body was
  * refused. What is bounded, and how:
@@ -151,17 +151,13 @@ export function guardConnections(server: Server, limits: ConnectionLimits): Conn
     c.bytes = req.socket.bytesRead;
     c.movedAt = Date.now();
     waiting.delete(c.socket);
-    const answered = () => {
-      res.off('finish', answered);
-      res.off('close', answered);
+    // One listener a request: a response emits 'close' once, after its 'finish' or when its socket goes first.
+    res.once('close', () => {
       c.open = Math.max(0, c.open - 1);
-      if (c.open === 0 && req.complete) wait(c);
-    };
-    res.on('finish', answered);
-    res.on('close', answered);
-    // Answered before the body was all read (and kept alive): waiting once node:http has discarded the rest.
-    req.once('end', () => {
-      if (c.req === req && c.open === 0) wait(c);
+      if (c.open !== 0) return;
+      if (req.complete) wait(c);
+      // Answered before the body was all read (and kept alive): waiting once node:http has discarded the rest.
+      else req.once('end', () => c.req === req && c.open === 0 && wait(c));
     });
   });
 

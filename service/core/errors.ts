@@ -1,12 +1,12 @@
 /**
  * The one error type of the service. Handlers and stores throw ApiError; the
  * error middleware (app.ts) is the only place that turns it into a response
- * body `{code, message, details}` (decisions §2).
+ * body `{code, message, details}` (docs/api.md "Errors").
  */
 
 export type Details = Record<string, unknown>;
 
-/** Every code the service answers with, by status (interface.md §Errors). */
+/** Every code the service answers with, by status (docs/api.md "Errors"). */
 export const ERROR_CODES = {
   400: ['bad_request', 'bad_filter', 'bad_cursor', 'invalid_document'],
   401: ['unauthenticated'],
@@ -90,7 +90,7 @@ export class ApiError extends Error {
   static unsupported(message: string, details?: Details): ApiError {
     return new ApiError(501, 'unsupported', message, details);
   }
-  // Assets (interface.md §Assets, decisions §7).
+  // Assets.
   static assetMissing(message = 'The asset\'s file is gone (reclaimed or removed).'): ApiError {
     return new ApiError(410, 'asset_missing', message);
   }
@@ -121,7 +121,7 @@ export class ApiError extends Error {
   static notReclaimable(assets: string[]): ApiError {
     return new ApiError(409, 'not_reclaimable', `${assets.length} of the given assets cannot be reclaimed.`, { assets });
   }
-  // Timelines (interface §Timeline, decisions §9).
+  // Timelines.
   static invalidTimeline(message: string, clips: { track: string | null; index: number; reason: string }[] = []): ApiError {
     return new ApiError(422, 'invalid_timeline', message, { clips });
   }

@@ -1,7 +1,8 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { ApiError } from './errors';
 
 /**
- * The one allow-list predicate for Host and Origin (decisions §2), applied
+ * The one allow-list predicate for Host and Origin (docs/api.md "Host and Origin"), applied
  * before any routing. It defends against DNS rebinding (a Host that is not a
  * loopback name of this port) and cross-site requests (an Origin that is not
  * the service or a studio page). `Origin == Host` is never taken as proof: a
@@ -45,6 +46,15 @@ export interface RequestSource {
   host: string | undefined;
   origin: string | undefined;
   secFetchSite: string | undefined;
+}
+
+/** The headers the checks read, as a request (or an upgrade) carries them; empty ones count as absent. */
+export function requestSource(h: IncomingHttpHeaders): RequestSource {
+  return { host: h.host || undefined, origin: one(h.origin), secFetchSite: one(h['sec-fetch-site']) };
+}
+
+function one(value: string | string[] | undefined): string | undefined {
+  return (Array.isArray(value) ? value[0] : value) || undefined;
 }
 
 /**

@@ -76,6 +76,13 @@ export function stringPosition(values: readonly CursorValue[]): string {
   return values[0];
 }
 
+/** The position of a cursor that names one integer (a sequence or revision number): 400 `bad_cursor` for any other. */
+export function integerPosition(values: readonly CursorValue[]): number {
+  const [n] = values;
+  if (values.length !== 1 || typeof n !== 'number' || !Number.isSafeInteger(n)) throw ApiError.badCursor();
+  return n;
+}
+
 /**
  * Bytes of item JSON a page may hold (docs/api.md §Pagination). Every list
  * route cuts its pages here, so no studio's page can grow into hundreds of
@@ -146,4 +153,51 @@ export function signPage<Item>(page: UnsignedPage<Item>, codec: CursorCodec, bin
 /** A page whose items are already JSON text (rows that store JSON), as the page's JSON text. */
 export function pageJson(page: Page<string>): string {
   return `{"items":[${page.items.join(',')}],"next_cursor":${JSON.stringify(page.next_cursor)}}`;
+}
+
+/** What a list's query carries for paging (`pageQuery`, parsed). */
+export interface PageQuery {
+  limit?: number;
+  cursor?: string;
+}
+
+/**
+ * Where a list's page starts: its size (default 50) and the position its
+ * cursor names, read by `read` (400 `bad_cursor` for a position of another
+ * shape), or null for the first page. A cursor is checked against the list's
+ * binding; an empty one was never handed out and is 400 `bad_cursor` too.
+ */
+export function pageStart<After>(
+  codec: CursorCodec,
+  binding: string,
+  query: PageQuery,
+  read: (position: CursorValue[]) => After,
+): { limit: number; after: After | null } {
+  return { limit: query.limit ?? DEFAULT_LIMIT, after: query.cursor === undefined ? null : read(codec.decode(binding, query.cursor)) };
+}
+
+/** A page of JSON items as a list route's reply, its cursor signed here (pages from a read worker come unsigned). */
+export function pageReply(page: Page<string> | UnsignedPage<string>, codec: CursorCodec, binding: string): { status: 200; rawJson: string } {
+  const signed = 'last' in page ? signPage(page, codec, binding) : page;
+  return { status: 200, rawJson: pageJson(signed) };
+}
+
+/**
+ * The paging every list route on the main thread shares (docs/api.md
+ * "Pages"): where the page starts, up to `limit + 1` rows read after that
+ * position, the page cut and its cursor signed, as JSON text.
+ */
+export function listPage<Row, After>(
+  codec: CursorCodec,
+  binding: string,
+  query: PageQuery,
+  list: {
+    after: (position: CursorValue[]) => After;
+    rows: (after: After | null, limit: number) => Iterable<Row>;
+    position: (row: Row) => CursorValue[];
+    json: (row: Row) => string;
+  },
+): { status: 200; rawJson: string } {
+  const { limit, after } = pageStart(codec, binding, query, list.after);
+  return pageReply(toPage(list.rows(after, limit + 1), limit, codec, binding, list.position, list.json), codec, binding);
 }

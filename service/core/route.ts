@@ -12,7 +12,7 @@ import { parseIfMatch, quoteEtag, type IfMatch } from './etag';
  * gives, and a handler. The same table registers the router and generates the
  * OpenAPI document, so the reference cannot drift from the code.
  *
- * Order of checks (decisions §2, §11): the capability, then params and query
+ * Order of checks (docs/api.md "Order of checks"): the capability, then params and query
  * (400), then whether the caller may see the resource (404), then the body
  * (400 / 413), then the handler (404, 409, 422 ...). Host, Origin and the
  * token were checked by the app before routing.
@@ -73,12 +73,12 @@ export interface Route<P = any, Q = any, B = any, V = any> {
   /**
    * For operations on an existing resource: throws 404 when the caller may not
    * see it. Runs before the body is read, because something the caller may not
-   * see is 404 before any other answer about it (decisions §11).
+   * see is 404 before any other answer about it (docs/api.md "Order of checks").
    */
   visible?: (input: { params: P; principal: Principal }) => V;
   body?: ZodType<B>;
   /**
-   * The body is or wraps a stored document (decisions §2): a body nested past the
+   * The body is or wraps a stored document (docs/api.md "Documents"): a body nested past the
    * documents' depth is 400 `invalid_document`. On other routes it is a malformed
    * body, 400 `bad_request`. Either way it is refused before the parse (core/body.ts).
    */
@@ -139,7 +139,7 @@ export function actingPrincipal(studioId: string, capabilities: readonly string[
 /** What a launcher-side mirror of a studio route acts as, and what it changes of the original. */
 export interface LauncherMirror<P, Q> {
   /**
-   * The studio the route acts as (decisions §10 "acting as the owning studio"):
+   * The studio the route acts as (docs/api.md "Launcher-side reads and edits"):
    * the owner of the resource the params name, or a reader of every studio
    * (`gallery.read_all`). Throws 404 when the launcher may not reach it. Runs
    * where `visible` runs: after params and query, before any body is read.
@@ -188,8 +188,12 @@ export function findRoute(routes: readonly Route[], method: Method, path: string
 export function bindRoutes(router: Router, routes: readonly Route[], options: BindOptions): void {
   const ordered = [...routes].sort((a, b) => literalLength(b.path) - literalLength(a.path));
   for (const r of ordered) {
-    router.register(toRouterPath(r.path), [r.method], async (ctx: Context) => {
-      send(ctx, await run(r, ctx, options, r.body ? () => readJsonBody(ctx.req, options.bodyLimit(), r.documentBody ? 'invalid_document' : 'bad_request') : undefined));
+    const plan = planOf(r, options);
+    router.register(toRouterPath(r.path), [r.method], (ctx: Context) => {
+      const reply = run(r, plan, ctx, options);
+      if (reply instanceof Promise) return reply.then((done) => send(ctx, done));
+      send(ctx, reply);
+      return undefined;
     });
   }
 }
@@ -199,8 +203,24 @@ const ABSENT: IfMatch = { kind: 'absent' };
 /** The header a conditional write declares; only routes that declare it read it. */
 export const IF_MATCH_HEADER = { name: 'If-Match', description: 'The etag last read (quoted or bare), or `*`.' };
 
+/** What a route's checks need that does not change between requests. */
+interface Plan {
+  /** Only routes that take If-Match read it: elsewhere (a GET) the header means nothing. */
+  takesIfMatch: boolean;
+  readBody: ((ctx: Context) => Promise<unknown>) | undefined;
+}
+
+function planOf(r: Route, options: BindOptions): Plan {
+  const deepCode = r.documentBody ? 'invalid_document' : 'bad_request';
+  return {
+    // By name: a route may declare a copy of IF_MATCH_HEADER (e.g. `{ ...IF_MATCH_HEADER, required: true }`).
+    takesIfMatch: r.headers?.some((h) => h.name === IF_MATCH_HEADER.name) ?? false,
+    readBody: r.body ? (ctx) => readJsonBody(ctx.req, options.bodyLimit(), deepCode) : undefined,
+  };
+}
+
 /** The checks in their order, then the handler. */
-function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Promise<unknown>) | undefined): Reply | Promise<Reply> {
+function run(r: Route, plan: Plan, ctx: Context, options: BindOptions): Reply | Promise<Reply> {
   let principal: Principal;
   if (r.capability === 'launcher') {
     options.authenticateLauncher(ctx);
@@ -213,19 +233,14 @@ function run(r: Route, ctx: Context, options: BindOptions, readBody: (() => Prom
     requireCapability(principal, r.capability);
   }
   const rawParams = pathParams(ctx);
-  for (const cap of r.extraCapabilities?.(rawParams, ctx.query) ?? []) requireCapability(principal, cap);
+  if (r.extraCapabilities) for (const cap of r.extraCapabilities(rawParams, ctx.query)) requireCapability(principal, cap);
 
   const params = r.params ? parseWith(r.params, rawParams, 'path') : rawParams;
   const query = r.query ? parseWith(r.query, ctx.query, 'query') : {};
   const seen = r.visible?.({ params, principal });
-  // Only routes that take If-Match read it: elsewhere (a GET) the header means nothing.
-  // By name: a route may declare a copy of IF_MATCH_HEADER (e.g. `{ ...IF_MATCH_HEADER, required: true }`).
-  const ifMatch = r.headers?.some((h) => h.name === IF_MATCH_HEADER.name)
-    ? parseIfMatch(ctx.get('If-Match') || undefined)
-    : ABSENT;
-  const input = { params, query, principal, ifMatch, ctx, seen };
-  if (!readBody) return r.handle({ ...input, body: undefined });
-  return readBody().then((raw) => r.handle({ ...input, body: parseWith(r.body!, raw, 'body') }));
+  const ifMatch = plan.takesIfMatch ? parseIfMatch(ctx.req.headers['if-match'] || undefined) : ABSENT;
+  if (!plan.readBody) return r.handle({ params, query, principal, ifMatch, ctx, seen, body: undefined });
+  return plan.readBody(ctx).then((raw) => r.handle({ params, query, principal, ifMatch, ctx, seen, body: parseWith(r.body!, raw, 'body') }));
 }
 
 function send(ctx: Context, reply: Reply): void {
@@ -250,10 +265,13 @@ function send(ctx: Context, reply: Reply): void {
  * paths name one key; such a path is refused instead.
  */
 function pathParams(ctx: Context): Record<string, string> {
-  try {
-    decodeURIComponent(ctx.path);
-  } catch {
-    throw ApiError.badRequest('The path has a malformed percent-encoding.');
+  const path = ctx.path;
+  if (path.includes('%')) {
+    try {
+      decodeURIComponent(path);
+    } catch {
+      throw ApiError.badRequest('The path has a malformed percent-encoding.');
+    }
   }
   return { ...(ctx as Context & { params?: Record<string, string> }).params };
 }

@@ -38,7 +38,7 @@ export function parseLastEventId(header: string | undefined): number {
 }
 
 export interface StreamTuning {
-  /** A comment is sent this often so proxies and clients see the stream alive (decisions §8: at most 15 s). */
+  /** A comment is sent this often so proxies and clients see the stream alive (at most 15 s apart: docs/api.md "Logs"). */
   heartbeatMs: number;
   /** Bytes a client may have unread before its stream stops writing to it (paused or dropped). */
   highWater: number;

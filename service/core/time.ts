@@ -1,7 +1,15 @@
-/** RFC 3339 UTC with milliseconds, e.g. 2026-11-22T10:01:24.123Z (decisions §2). */
+/** RFC 3339 UTC with milliseconds, e.g. 2026-11-22T10:01:24.123Z. */
 export function nowIso(): string {
-  return new Date().toISOString();
+  const now = Date.now();
+  // Formatted once per millisecond: a busy server asks many times within one.
+  if (now !== last.ms) {
+    last.ms = now;
+    last.iso = new Date(now).toISOString();
+  }
+  return last.iso;
 }
+
+const last = { ms: -1, iso: '' };
 
 const RFC3339 =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;

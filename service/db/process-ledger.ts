@@ -8,7 +8,7 @@ import type { Db } from './open';
  * migration 0011): a running studio's server, a lifecycle step. A group is
  * recorded when it starts and forgotten once none of it is alive. Rows left
  * by a crash name groups nobody will end; `endOrphans()` ends them at the
- * next start, before the service serves anything (decisions §10, issue 15).
+ * next start, before the service serves anything (docs/api.md "Crash recovery").
  *
  * A pid may be reused after the group died, so a row is acted on only when
  * the group is provably the one recorded: same boot, and either the leader is

@@ -5,7 +5,7 @@ import { ApiError, type Details, type ErrorCode, type ErrorStatus } from '../cor
 import type { Db } from './open';
 
 /**
- * Reads whose cost grows with the data run off the main thread (issue 16): a
+ * Reads whose cost grows with the data run off the main thread (docs/api.md "Where reads run"): a
  * pool of worker threads, each with its own read-only connection on the WAL
  * database, runs named read operations (`op` + plain arguments -> plain
  * result, structured-cloned both ways). The domains own the operations (their

@@ -7,7 +7,7 @@ import type { RevocationWatch } from '../core/revocation';
 /**
  * The editor hub: the pages of the editor surface that are connected right
  * now (`GET /editor/events`), and what the service publishes to them.
- * `POST /timeline/{id}:open` (interface.md §Timeline rule 9, decisions §10)
+ * `POST /timeline/{id}:open` (docs/api.md "Open `POST /timeline/{id}:open`")
  * publishes an `open` event here and answers 501 when no page was reached.
  *
  * Each event is framed once and written to every page. Nothing is replayed:
@@ -23,7 +23,7 @@ export interface EditorHubOptions extends Partial<StreamTuning> {
   watch?: RevocationWatch;
 }
 
-/** The answer of `POST /timeline/{id}:open` (decisions §9 TimelineOpened). */
+/** The answer of `POST /timeline/{id}:open` (TimelineOpened in docs/api.md "Open `POST /timeline/{id}:open`"). */
 export interface TimelineOpened {
   opened: true;
   surface: string;
@@ -35,22 +35,22 @@ export interface EditorHub {
    * published event and heartbeats. `valid` (default: always) says whether the
    * credential the page connected with is still live; it is asked before every
    * event and at every heartbeat, and a page whose credential was revoked gets
-   * nothing more: its stream ends (decisions §10, revocation applies at once).
+   * nothing more: its stream ends (revocation applies at once: docs/api.md "The launcher credential").
    */
   connect(valid?: () => boolean): PassThrough;
   /** Sends `event` with `data` (JSON) to every connected page; returns how many pages it was written to. */
   publish(event: string, data: unknown): number;
   /**
    * Publishes `open` with `{"timeline", "studio_id", "opened_at"}` and answers
-   * TimelineOpened; 501 `unsupported` when no page is connected (interface.md
-   * §Timeline rule 9). `timeline` is the Timeline as the API shows it, as an
+   * TimelineOpened; 501 `unsupported` when no page is connected. `timeline`
+   * is the Timeline as the API shows it, as an
    * object (not JSON text: it is serialised here, inside the event's data).
    */
   openTimeline(timeline: Record<string, unknown>, studioId: string): TimelineOpened;
   /**
    * Whether a sequence is open on the editor surface: its studio's `:open`
-   * reached a page while this service runs (decisions §10 "the opened sequence";
-   * docs/api.md §Launcher). The launcher's `/launcher/timeline/{id}` routes
+   * reached a page while this service runs (docs/api.md "Launcher-side reads
+   * and edits", "The opened sequence"). The launcher's `/launcher/timeline/{id}` routes
    * reach only these. The newest MAX_OPENED are remembered.
    */
   isOpen(timelineId: string): boolean;

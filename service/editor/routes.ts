@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
 import { authenticateLauncher, bearerToken, hashToken, type LauncherPrincipal } from '../core/auth';
 import { ApiError } from '../core/errors';
-import { requireServiceOrigin } from '../core/origin';
+import { requestSource, requireServiceOrigin } from '../core/origin';
 import type { LauncherCredentials } from '../studios';
 import { appShell, setPageHeaders } from '../ui';
 import type { EditorHub } from './hub';
@@ -40,10 +40,7 @@ export function editorMiddleware(deps: EditorRoutesDeps) {
 
   return async (ctx: Context, next: Next): Promise<void> => {
     if (ctx.path !== EDITOR_PREFIX && !ctx.path.startsWith(`${EDITOR_PREFIX}/`)) return next();
-    requireServiceOrigin(
-      { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined },
-      deps.port(),
-    );
+    requireServiceOrigin(requestSource(ctx.req.headers), deps.port());
     const read = ctx.method === 'GET' || ctx.method === 'HEAD';
     if (read && ctx.path === EDITOR_PREFIX) {
       ctx.status = 308;

@@ -1,6 +1,6 @@
 import type { ItemRow } from './store';
 
-/** Item as JSON text (decisions §6); tags, params and inputs are stored as JSON. */
+/** Item as JSON text (docs/api.md "Gallery"); tags, params and inputs are stored as JSON. */
 export function itemJson(row: ItemRow): string {
   return (
     `{"id":"${row.id}","studio_id":"${row.studio_id}","asset_id":${JSON.stringify(row.asset_id)},"kind":"${row.kind}",` +

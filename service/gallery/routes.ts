@@ -1,6 +1,6 @@
 import type { Principal } from '../core/auth';
 import { ApiError } from '../core/errors';
-import { DEFAULT_LIMIT, pageJson, signPage, type CursorCodec, type UnsignedPage } from '../core/pagination';
+import { integerPosition, pageReply, pageStart, type CursorCodec, type PageQuery, type UnsignedPage } from '../core/pagination';
 import { actingPrincipal, findRoute, launcherMirror, route, type LauncherMirror, type Route } from '../core/route';
 import type { AssetsStore } from '../assets';
 import type { ItemFilter } from './query';
@@ -18,7 +18,7 @@ import type { GalleryStore, Viewer } from './store';
  *   GET    /gallery/items/{id}/lineage    upstream: the items that made its inputs, recursively
  *   GET    /assets/{id}/lineage           downstream: the items made from the asset, recursively
  *
- * The launcher's side (docs/api.md §Launcher-side reads and edits), the same handlers as a reader of every studio's items:
+ * The launcher's side (docs/api.md "Launcher-side reads and edits"), the same handlers as a reader of every studio's items:
  *   GET    /launcher/gallery/items        every studio's items (`studio` narrows; no `scope`)
  *   GET    /launcher/gallery/items/{id}, /launcher/gallery/items/{id}/lineage
  *   GET    /launcher/assets/{id}/lineage  as the asset's first reader, seeing every studio's items
@@ -36,20 +36,19 @@ export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads
     gallery.requireOwn(principal.studioId, params.id);
   };
   // Pages come from a read worker as JSON text with the last row's position; the cursor is signed here.
-  const page = (unsigned: UnsignedPage<string>, binding: string) => ({ status: 200, rawJson: pageJson(signPage(unsigned, cursors, binding)) });
-  const afterOf = (binding: string, cursor: string | undefined) => (cursor === undefined ? null : seqOf(cursors.decode(binding, cursor)));
+  const start = (binding: string, query: PageQuery) => pageStart(cursors, binding, query, integerPosition);
   /** A lineage page; its cursors are bound to the direction, the start and the viewer. */
   const lineage = (
     direction: 'up' | 'down',
-    start: string,
-    query: { limit?: number; cursor?: string },
+    startId: string,
+    query: PageQuery,
     principal: Principal,
     walk: (viewer: Viewer, after: number | null, limit: number) => Promise<UnsignedPage<string>>,
   ) => {
     const viewer = viewerOf(principal);
-    const limit = query.limit ?? DEFAULT_LIMIT;
-    const binding = `gallery-lineage-${direction}\n${start}\n${viewer.studioId}\n${viewer.readAll}`;
-    return walk(viewer, afterOf(binding, query.cursor), limit).then((unsigned) => page(unsigned, binding));
+    const binding = `gallery-lineage-${direction}\n${startId}\n${viewer.studioId}\n${viewer.readAll}`;
+    const { limit, after } = start(binding, query);
+    return walk(viewer, after, limit).then((unsigned) => pageReply(unsigned, cursors, binding));
   };
 
   const routes: Route[] = [
@@ -65,12 +64,11 @@ export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads
       success: { status: 200, description: 'ItemPage', schema: itemPage },
       errors: [400, 403],
       async handle({ query, principal }) {
-        const limit = query.limit ?? DEFAULT_LIMIT;
         const filter = toFilter(query, principal.studioId);
         const binding = `gallery-items\n${principal.studioId}\n${JSON.stringify(filter)}\n${query.q ?? ''}`;
-        const after = afterOf(binding, query.cursor);
+        const { limit, after } = start(binding, query);
         // The search's completions, the page and its tag counts: on a read worker (docs/api.md §Where reads run).
-        return page(await reads.search(principal.studioId, filter, query.q ?? '', after, limit), binding);
+        return pageReply(await reads.search(principal.studioId, filter, query.q ?? '', after, limit), cursors, binding);
       },
     }),
     route({
@@ -245,8 +243,3 @@ function toFilter(query: ListQuery, studioId: string): ItemFilter {
   return filter;
 }
 
-function seqOf(position: unknown[]): number {
-  const [seq] = position;
-  if (position.length !== 1 || typeof seq !== 'number' || !Number.isSafeInteger(seq)) throw ApiError.badCursor();
-  return seq;
-}

@@ -4,7 +4,7 @@ import { parseInstant } from '../core/time';
 import { isJsonObject } from '../core/merge-patch';
 import { ASSET_KINDS } from '../assets';
 
-/** decisions §6: ItemCreate, ItemUpdate, Item and the list query. Limits: docs/api.md §Gallery. */
+/** ItemCreate, ItemUpdate, Item and the list query; rules and limits: docs/api.md "Gallery". */
 
 
 export const LIMITS = {
@@ -96,7 +96,7 @@ export const listQuery = z.object({
   asset_id: z.string().optional().meta({ description: 'Items whose output is this asset.' }),
   since: instant.optional().meta({ description: 'Created at or after (RFC 3339).' }),
   until: instant.optional().meta({ description: 'Created before (RFC 3339).' }),
-  q: z.string().optional().meta({ description: 'Full-text over title and `params.prompt` (decisions §6); any text is valid.' }),
+  q: z.string().optional().meta({ description: 'Full-text over title and `params.prompt` (words, case-insensitive, the last one a prefix, "quoted phrases"); any text is valid.' }),
   ...pageQuery,
 });
 export type ListQuery = z.infer<typeof listQuery>;

@@ -1,5 +1,5 @@
 /**
- * Full-text search of the gallery (decisions §6): words, case-insensitive,
+ * Full-text search of the gallery (docs/api.md "Full-text `q`"): words, case-insensitive,
  * every word must match, the last one as a prefix, "quoted phrases" allowed,
  * and any string at all is a valid query.
  *

@@ -73,7 +73,7 @@ const live = 'i.deleted_at IS NULL';
 const shownTo = '(:all = 1 OR i.studio_id = :studio)';
 
 /**
- * Lineage (interface §Gallery rule 6, §Assets rule 5) as recursive queries
+ * Lineage (docs/api.md "Lineage") as recursive queries
  * over item inputs. The walk crosses every item (other studios', deleted
  * ones); UNION keeps each item once, so loops end. Only the page is filtered:
  * live, shown to the caller, not the start. The page reads items by
@@ -267,7 +267,7 @@ export function createGalleryStore(
     },
 
     /**
-     * Records one generation (interface §Gallery rule 2). Duplicate tags and
+     * Records one generation. Duplicate tags and
      * duplicate (asset_id, role) inputs collapse, first one kept.
      */
     create(studioId: string, item: NewItem): ItemRow {
@@ -337,7 +337,7 @@ export function createGalleryStore(
       for (const id of ids) announce({ id, studio_id: studioId, change: 'deleted' });
     },
 
-    /** Closed merge patch (decisions §6): title, tags (replace the set; null clears), starred. */
+    /** Closed merge patch (docs/api.md "Update and delete"): title, tags (replace the set; null clears), starred. */
     update(studioId: string, id: string, patch: ItemPatch): ItemRow {
       const updated = db
         .transaction(() => {
@@ -379,7 +379,7 @@ export function createGalleryStore(
 }
 
 /**
- * What counts against asset reclaim (decisions §7): live items' assets and
+ * What counts against asset reclaim (docs/api.md "Reclaim `POST /assets:reclaim`"): live items' assets and
  * their inputs. Dead items holding a reclaimed asset go with it. Built on any
  * connection: the read workers' (reclaim previews) prepare the purge too, but
  * only the main one ever runs it.

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { ensureDir } from '../core/files';
 
 /**
- * One append-only log file per job, owned by the service (interface.md
- * §Jobs rule 5: not the database): `DIR/jobs/<job id>.log`, one JSON record
+ * One append-only log file per job, owned by the service, not the database
+ * (docs/api.md "Logs"): `DIR/jobs/<job id>.log`, one JSON record
  * per line (JSON escapes newlines, so a record never spans two lines):
  *
  *   {"n":1,"text":"...","at":"2026-...Z","step":"install deps"}   a log line (n from 1)

@@ -1,5 +1,5 @@
 import type { Principal } from '../core/auth';
-import { DEFAULT_LIMIT, pageJson, stringPosition, toPage, type CursorCodec } from '../core/pagination';
+import { listPage, stringPosition, type CursorCodec } from '../core/pagination';
 import { eventStreamReply, route, type Reply, type Route } from '../core/route';
 import type { JobsDomain } from './domain';
 import { idParams, job, jobPage, listQuery, logAppend, taskCreate, taskUpdate } from './schema';
@@ -20,7 +20,7 @@ import { requireTask } from './task';
 export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Route[] {
   const { jobs, cursors } = deps;
   type Input = { params: { id: string }; principal: Principal };
-  // The kind before the state and before the body (decisions §11): 403 `not_a_task`.
+  // The kind before the state and before the body (docs/api.md "Jobs and events"): 403 `not_a_task`.
   const visibleTask = ({ params, principal }: Input) => {
     requireTask(jobs.store.visible(principal.studioId, params.id));
   };
@@ -35,12 +35,12 @@ export function jobRoutes(deps: { jobs: JobsDomain; cursors: CursorCodec }): Rou
       success: { status: 200, description: 'JobPage', schema: jobPage },
       errors: [400],
       handle({ query, principal }) {
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const binding = `jobs\n${principal.studioId}`;
-        const after = query.cursor ? stringPosition(cursors.decode(binding, query.cursor)) : null;
-        const rows = jobs.store.rows({ studioId: principal.studioId }, after, limit + 1);
-        const page = toPage(rows, limit, cursors, binding, (r) => [r.id], jobJson);
-        return { status: 200, rawJson: pageJson(page) };
+        return listPage(cursors, `jobs\n${principal.studioId}`, query, {
+          after: stringPosition,
+          rows: (after, limit) => jobs.store.rows({ studioId: principal.studioId }, after, limit),
+          position: (r) => [r.id],
+          json: jobJson,
+        });
       },
     }),
     route({

@@ -3,7 +3,7 @@ import { isJsonObject } from '../core/merge-patch';
 import { pageQuery } from '../core/pagination';
 import { JOB_KINDS, JOB_STATES } from './states';
 
-/** decisions §8: Job, TaskCreate, TaskUpdate, LogAppend. */
+/** Job, TaskCreate, TaskUpdate, LogAppend (docs/api.md "Jobs and events"). */
 
 const MAX_TITLE_CHARS = 500;
 const MAX_LINES_PER_APPEND = 1000;

@@ -1,5 +1,5 @@
 /**
- * The task job state table (interface.md §Task job states) as data, and the
+ * The task job state table (docs/api.md "Jobs and events") as data, and the
  * pure checks every task write goes through. Lifecycle jobs are moved by the
  * runner, never through these checks.
  */
@@ -50,7 +50,7 @@ export function initialState(given: 'queued' | 'running' | undefined): JobState 
 }
 
 /**
- * decisions §8: progress is two non-negative integers; with `progress_den` > 0,
+ * Progress is two non-negative integers; with `progress_den` > 0,
  * `progress_num` must not exceed it (0/0 is indeterminate). Returns the reason
  * a pair is refused, or null.
  */

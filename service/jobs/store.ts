@@ -150,7 +150,7 @@ export function createJobsStore(db: Db) {
   };
 }
 
-/** A job as JSON text (decisions §8); `data` is stored as JSON already. */
+/** A job as JSON text; `data` is stored as JSON already. */
 export function jobJson(row: JobRow): string {
   const str = (v: string | null) => (v === null ? 'null' : JSON.stringify(v));
   return (

@@ -6,7 +6,7 @@ import { checkTransition, initialState, isFinished, progressProblem } from './st
 import type { JobRow } from './store';
 
 /**
- * The task job rules (interface.md §Task job states, decisions §8, §11) as
+ * The task job rules (docs/api.md "Jobs and events") as
  * pure functions from a row and a request to the next row or an ApiError.
  * The kind is checked before the state: a lifecycle or export job is 403
  * `not_a_task` whether it has finished or not.

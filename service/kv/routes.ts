@@ -1,7 +1,7 @@
 import { ApiError } from '../core/errors';
 import { IF_MATCH_HEADER, route, type Route } from '../core/route';
 import type { CursorCodec } from '../core/pagination';
-import { DEFAULT_LIMIT, pageJson, toPage } from '../core/pagination';
+import { listPage, stringPosition } from '../core/pagination';
 import type { Json } from '../core/merge-patch';
 import type { Principal } from '../core/auth';
 import { documentBody, keyParams, kvDoc, kvKeyPage, listQuery, nsParams, SHARED_NS } from './schema';
@@ -36,11 +36,12 @@ export function kvRoutes(deps: { kv: KvStore; cursors: CursorCodec }): Route[] {
       handle({ params, query, principal }) {
         const scope = scopeOf(principal, params.ns);
         const prefix = query.prefix ?? '';
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const binding = `kv\n${scope}\n${params.ns}\n${prefix}`;
-        const after = query.cursor ? String(cursors.decode(binding, query.cursor)[0]) : '';
-        const rows = kv.list(scope, params.ns, prefix, after, limit + 1);
-        return { status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.key], (r) => JSON.stringify(r))) };
+        return listPage(cursors, `kv\n${scope}\n${params.ns}\n${prefix}`, query, {
+          after: stringPosition,
+          rows: (after, limit) => kv.list(scope, params.ns, prefix, after ?? '', limit),
+          position: (r) => [r.key],
+          json: (r) => JSON.stringify(r),
+        });
       },
     }),
     route({

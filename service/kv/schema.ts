@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../core/pagination';
 
-/** decisions §3: names, keys and the shapes of KVKeyPage and KVDoc. */
+/** Names, keys and the shapes of KVKeyPage and KVDoc (docs/api.md "Key-value"). */
 
 export const NS_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 export const SHARED_NS = 'shared';

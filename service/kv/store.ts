@@ -72,6 +72,13 @@ export function createKvStore(db: Db, studios: StudiosStore) {
     return row;
   }
 
+  // Made once, like the statements: a transaction function per call costs as much as a statement.
+  const putTx = db.transaction((at: KvAddress, writer: string, ifMatch: IfMatch, text: string, size: number): KvRow => {
+    const current = stmts.get.get(at.scope, at.ns, at.key);
+    checkIfMatch(ifMatch, current?.etag ?? null);
+    return write(at, writer, current, text, size);
+  });
+
   return {
     get(at: KvAddress): KvRow | null {
       return stmts.get.get(at.scope, at.ns, at.key) ?? null;
@@ -85,13 +92,7 @@ export function createKvStore(db: Db, studios: StudiosStore) {
     put(at: KvAddress, writer: string, doc: Json, ifMatch: IfMatch): KvRow {
       // A bad document is 400 before any 409, and is serialised outside the write lock.
       const { text, size } = documentText(requireDocument(doc, 'The document'));
-      return db
-        .transaction(() => {
-          const current = stmts.get.get(at.scope, at.ns, at.key);
-          checkIfMatch(ifMatch, current?.etag ?? null);
-          return write(at, writer, current, text, size);
-        })
-        .immediate();
+      return putTx.immediate(at, writer, ifMatch, text, size);
     },
 
     patch(at: KvAddress, writer: string, patch: Json, ifMatch: IfMatch): KvRow {
@@ -124,7 +125,7 @@ export function createKvStore(db: Db, studios: StudiosStore) {
 export type KvStore = ReturnType<typeof createKvStore>;
 
 /**
- * Uninstall with purge (decisions §10): the studio's own documents go; keys it
+ * Uninstall with purge (docs/api.md "Uninstall and purge"): the studio's own documents go; keys it
  * wrote in the `shared` namespace stay (they are every studio's). Its usage
  * counter keeps only the shared bytes it still answers for. Inside the
  * caller's transaction.

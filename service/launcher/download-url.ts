@@ -2,10 +2,10 @@ import { isAbsolute, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Where a manifest download (decisions §10, `download: [{url, sha256, to}]`)
+ * Where a manifest download (`download: [{url, sha256, to}]`, docs/studios.md "Downloads")
  * may come from and go to, decided from the strings alone, before anything
  * runs. A refusal is a DownloadUrlError, which the launcher answers with 422
- * `blocked` (decisions §10, "blocked").
+ * `blocked`.
  *
  * - url: `http:`, `https:` or `file:` only. `file:///abs/path` (and the
  *   single-slash `file:/abs/path`) is an absolute path, as in any URL; the

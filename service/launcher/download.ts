@@ -10,8 +10,8 @@ export { DownloadUrlError, parseDownloadUrl, resolveDownloadTarget } from './dow
 export type { BlockedReason, DownloadMember, DownloadSource } from './download-url';
 
 /**
- * The download step of a studio install (decisions §10, manifest member
- * `download: [{url, sha256, to}]`): one file into the app folder.
+ * The download step of a studio install (manifest member
+ * `download: [{url, sha256, to}]`, docs/studios.md "Downloads"): one file into the app folder.
  *
  * Bytes go to `<target>.part`, opened without following a symlink, after
  * every component from the app folder down has been lstat'ed (no symlink,

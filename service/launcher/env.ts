@@ -1,7 +1,7 @@
 import { toolPath } from '../media';
 
 /**
- * The environment a studio's processes get (decisions §10, issue 15): a clean
+ * The environment a studio's processes get (docs/studios.md "The environment a studio gets"): a clean
  * one, never the service's. Steps get PATH, HOME and LANG (and on Windows the
  * few variables its programs cannot start without) plus the manifest's `env`;
  * the start command also gets PORT, BACKLOT_URL, BACKLOT_TOKEN and the

@@ -20,7 +20,7 @@ export type { InstalledStudio } from './store';
 export { createLauncherStore } from './store';
 export type { ServerInfo } from '../core/server-file';
 
-/** Default time a studio has to answer on its ready_path (decisions §10: 60 s). */
+/** Default time a studio has to answer on its ready_path (60 s; docs/studios.md "Starting and `ready_path`"). */
 export const READY_TIMEOUT_MS = 60_000;
 export const INTERRUPTED_STUDIO = 'The service stopped while the studio was running; start it again.';
 
@@ -40,7 +40,7 @@ export interface LauncherOptions {
 }
 
 /**
- * The launcher domain (decisions §10, issue 15): installed studios, their
+ * The launcher domain (docs/api.md "Launcher"): installed studios, their
  * lifecycle jobs, their running processes, and the launcher's routes.
  */
 export function createLauncher(o: LauncherOptions) {

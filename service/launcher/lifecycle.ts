@@ -14,8 +14,9 @@ import type { Runtime } from './runtime';
 import type { InstalledStudio, LauncherStore, VerifiedDownload } from './store';
 
 /**
- * Installing, linking, updating and uninstalling studios (decisions §10,
- * issue 15). Every check that can refuse (400, 404, 409, 422) runs before a
+ * Installing, linking, updating and uninstalling studios (docs/api.md
+ * "Endpoints" under "Launcher"). Every check that can refuse (400, 404, 409,
+ * 422) runs before a
  * job exists; the work itself runs as runner jobs (`install`, then `build`
  * and `download` as their own jobs, `update`, `uninstall`), so it streams its
  * steps, can be cancelled from the launcher, and leaves nothing half-made:
@@ -352,7 +353,7 @@ async function launchableSource(source: string): Promise<string> {
 }
 
 /**
- * A linkable source (decisions §10 `not_linkable`): a plain folder, outside
+ * A linkable source (else 422 `not_linkable`): a plain folder, outside
  * Backlot's data dir, with no symbolic link anywhere in its path.
  */
 async function linkableSource(source: string, dataDir: string): Promise<string> {

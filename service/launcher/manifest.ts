@@ -7,7 +7,7 @@ import { zodToApiError } from '../core/route';
 import { CommandSyntaxError, splitCommand } from '../jobs';
 
 /**
- * The studio manifest `backlot.json` (decisions §10): one zod schema (closed:
+ * The studio manifest `backlot.json` (docs/studios.md "The manifest, `backlot.json`"): one zod schema (closed:
  * an unknown member is a typo, and a typo in a manifest should fail loudly),
  * and the pure checks that run before anything of a studio runs:
  *

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { hashToken } from '../core/auth';
 import { readJsonBody } from '../core/body';
 import { ApiError } from '../core/errors';
-import { classifyOrigin, requireServiceOrigin } from '../core/origin';
+import { classifyOrigin, requestSource, requireServiceOrigin } from '../core/origin';
 import { parseWith } from '../core/route';
 import type { LauncherCredentials } from '../studios';
 import type { LauncherStore } from './store';
@@ -43,10 +43,7 @@ export function launcherPages(d: PagesDeps) {
     if (ctx.path !== LOGIN_PATH && ctx.path !== '/') return next();
     const read = ctx.method === 'GET' || ctx.method === 'HEAD';
     if (!read && !(ctx.method === 'POST' && ctx.path === LOGIN_PATH)) return next();
-    requireServiceOrigin(
-      { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined },
-      d.port(),
-    );
+    requireServiceOrigin(requestSource(ctx.req.headers), d.port());
     if (!read) return spendCode(ctx, d);
     // Both paths are the same shell; on /login its script posts the code, then shows `/`.
     setPageHeaders(ctx);

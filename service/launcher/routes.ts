@@ -1,5 +1,5 @@
 import { ApiError } from '../core/errors';
-import { DEFAULT_LIMIT, pageJson, stringPosition, toPage, type CursorCodec } from '../core/pagination';
+import { listPage, stringPosition, type CursorCodec } from '../core/pagination';
 import { eventStreamReply, route, type Reply, type Route } from '../core/route';
 import { parseLastEventId } from '../core/sse';
 import { jobJson, jobPageSchema, jobSchema, type JobRow, type JobsDomain } from '../jobs';
@@ -9,7 +9,7 @@ import { jobListQuery, jobParams, sourceBody, studio, studioListQuery, studioPag
 import type { InstalledStudio, LauncherStore } from './store';
 
 /**
- * The launcher's side of the API (decisions §10), launcher credential only:
+ * The launcher's side of the API (docs/api.md "Launcher"), launcher credential only:
  *
  *   GET  /launcher/studios                      installed studios, by id
  *   GET  /launcher/studios/{id}                 one studio
@@ -57,11 +57,12 @@ export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
       success: { status: 200, description: 'StudioPage', schema: studioPage },
       errors: [400],
       handle({ query }) {
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const binding = 'launcher-studios';
-        const after = query.cursor ? stringPosition(cursors.decode(binding, query.cursor)) : null;
-        const page = toPage(store.page(after, limit + 1), limit, cursors, binding, (s) => [s.id], (s) => JSON.stringify(d.studioJson(s)));
-        return { status: 200, rawJson: pageJson(page) };
+        return listPage(cursors, 'launcher-studios', query, {
+          after: stringPosition,
+          rows: (after, limit) => store.page(after, limit),
+          position: (s) => [s.id],
+          json: (s) => JSON.stringify(d.studioJson(s)),
+        });
       },
     }),
     route({
@@ -183,12 +184,13 @@ export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
       success: { status: 200, description: 'JobPage', schema: jobPageSchema },
       errors: [400],
       handle({ query }) {
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const binding = `launcher-jobs\n${query.studio ?? ''}`;
-        const after = query.cursor ? stringPosition(cursors.decode(binding, query.cursor)) : null;
         const scope = query.studio ? { studioId: query.studio } : { all: true as const };
-        const page = toPage(jobs.store.rows(scope, after, limit + 1), limit, cursors, binding, (r) => [r.id], jobJson);
-        return { status: 200, rawJson: pageJson(page) };
+        return listPage(cursors, `launcher-jobs\n${query.studio ?? ''}`, query, {
+          after: stringPosition,
+          rows: (after, limit) => jobs.store.rows(scope, after, limit),
+          position: (r) => [r.id],
+          json: jobJson,
+        });
       },
     }),
     route({

@@ -4,7 +4,7 @@ import { CAPABILITIES } from '../core/auth';
 import { STUDIO_ID_PATTERN } from '../core/origin';
 import { STUDIO_STATES } from './store';
 
-/** decisions §10: the launcher's request and response bodies. */
+/** The launcher's request and response bodies (docs/api.md "Launcher"). */
 
 const source = z.string().min(1).max(4096).meta({ description: 'An absolute path to the studio folder (it holds backlot.json).' });
 

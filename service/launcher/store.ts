@@ -12,7 +12,7 @@ import type { Manifest } from './manifest';
 export const STUDIO_STATES = ['installing', 'installed', 'starting', 'running', 'stopping', 'failed', 'uninstalling'] as const;
 export type StudioState = (typeof STUDIO_STATES)[number];
 
-/** What a verified download was when it was verified (decisions §10 `not_fetched`). */
+/** What a verified download was when it was verified (a start refuses a changed one: 409 `not_fetched`). */
 export interface VerifiedDownload {
   to: string;
   sha256: string;

@@ -5,7 +5,7 @@ import type { InstalledStudio, VerifiedDownload } from './store';
 
 /**
  * Whether a studio's declared downloads are still what was verified
- * (decisions §10 `not_fetched`): a file whose size and mtime are as recorded
+ * (else a start is 409 `not_fetched`): a file whose size and mtime are as recorded
  * is taken as is; one that changed is hashed again (off the main thread's
  * time: the reads are asynchronous), and only a sha256 mismatch or a missing
  * file makes it stale.

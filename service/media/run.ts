@@ -107,7 +107,7 @@ export interface MediaScope {
   /** Pass to every run and probe of the service. */
   signal: AbortSignal;
   /**
-   * The service's stop (decisions §1): ends the groups of every run started
+   * The service's stop (docs/api.md "Media tools"): ends the groups of every run started
    * with `signal`, and from then on a run or probe given it starts nothing
    * (a plan going on to its next file cannot leave a child behind the
    * exiting service). Other services in the process are not touched.

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
- * The small HTML pages the proxy answers with itself on a studio origin (decisions §10:
- * a studio that is not running gets a 503 page), and the plain answers it writes on a
+ * The small HTML pages the proxy answers with itself on a studio origin (a
+ * studio that is not running gets a 503 page: docs/api.md "The studio origin"), and the plain answers it writes on a
  * raw socket when an upgrade cannot be passed on. Pure text building plus one sender.
  */
 

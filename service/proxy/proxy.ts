@@ -13,7 +13,7 @@ import {
 
 /**
  * The reverse proxy behind every studio origin `http://<id>.localhost:PORT/`
- * (decisions §10): plain requests and upgrades go to the studio's own server on
+ * (docs/api.md "The studio origin"): plain requests and upgrades go to the studio's own server on
  * 127.0.0.1:<its port>, streaming both ways with nothing buffered. The caller has
  * already checked Host/Origin and named the studio; that id is the only thing from
  * the request that chooses where bytes go.

@@ -10,7 +10,7 @@ import { FIELD_PATTERN, type Clause, type DocClause, type Instant, type Order } 
  * text); that path is built from a name that matched FIELD_PATTERN, checked
  * again here, so it can hold no quote.
  *
- * One sort key per field, K(field), gives every rule of decisions §4 as plain
+ * One sort key per field, K(field), gives every rule of docs/api.md "Queries: `where`" as plain
  * comparisons that an expression index serves:
  *   number -> its value as a double, as JSON numbers are here (1 = 1.0; an integer
  *             beyond 2^53 written by JavaScript compares as the double it stands for)
@@ -211,7 +211,7 @@ export type Position =
 /**
  * One step of a page: rows of one segment of the order, each served by an index
  * range. A page runs its steps in turn until it has enough rows. Rows whose
- * order field is missing come last in both directions (decisions §4), so a
+ * order field is missing come last in both directions (docs/api.md "Queries: `order` and pages"), so a
  * document-field order is: present keys in order, then missing ones by id.
  * Ties on the key continue by id within the key (`tie` step) before moving to
  * greater keys, so every row is returned once across pages.

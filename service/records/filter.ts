@@ -4,8 +4,8 @@ import type { Json } from '../core/merge-patch';
 import { parseInstant } from '../core/time';
 
 /**
- * The records query language as a pure parser (interface.md §Records, decisions
- * §4, §11): `where` clauses `field:op:value` and `order` `field:asc|desc` become
+ * The records query language as a pure parser (docs/api.md "Queries:
+ * `where`"): `where` clauses `field:op:value` and `order` `field:asc|desc` become
  * a typed AST. Nothing here knows SQL; every refusal is 400 `bad_filter` naming
  * the clause and the reason.
  */

@@ -2,7 +2,7 @@ import { ApiError } from '../core/errors';
 import type { Principal } from '../core/auth';
 import { isUlid } from '../core/ids';
 import { IF_MATCH_HEADER, route, type Route } from '../core/route';
-import { DEFAULT_LIMIT, pageJson, signPage, type CursorCodec, type CursorValue } from '../core/pagination';
+import { pageReply, pageStart, type CursorCodec, type CursorValue } from '../core/pagination';
 import { DEFAULT_ORDER_TEXT, parseOrder, parseWhere, type Order } from './filter';
 import type { Position } from './compile';
 import { collectionParams, documentBody, listQuery, record, recordPage, recordParams } from './schema';
@@ -20,7 +20,7 @@ import type { RecordRow, RecordsStore } from './store';
  */
 export function recordRoutes(deps: { records: RecordsStore; reads: RecordReads; cursors: CursorCodec }): Route[] {
   const { records, reads, cursors } = deps;
-  // 404 before the body or If-Match is looked at (decisions §11); reads no document.
+  // 404 before the body or If-Match is looked at (docs/api.md "Order of checks"); reads no document.
   const live = ({ params, principal }: { params: { collection: string; id: string }; principal: Principal }) => {
     if (!isUlid(params.id)) throw ApiError.notFound('The record');
     records.requireLive(principal.studioId, params.collection, params.id);
@@ -43,14 +43,13 @@ export function recordRoutes(deps: { records: RecordsStore; reads: RecordReads; 
         const texts = query.where === undefined ? [] : ([] as string[]).concat(query.where);
         const clauses = parseWhere(texts);
         const order = parseOrder(query.order);
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        // A cursor is bound to the studio, the collection, the where clauses and the order (decisions §11).
+        // A cursor is bound to the studio, the collection, the where clauses and the order (docs/api.md "Pages").
         const binding = `records\n${principal.studioId}\n${params.collection}\n${JSON.stringify(texts)}\n${query.order ?? DEFAULT_ORDER_TEXT}`;
-        const after = query.cursor ? toPosition(order, cursors.decode(binding, query.cursor)) : null;
+        const { limit, after } = pageStart(cursors, binding, query, (position) => toPosition(order, position));
         // A query may scan the whole collection: it runs on a read worker (docs/api.md §Where reads run),
         // which hands back the page's JSON text and its last position; the cursor is signed here.
         const page = await reads.page({ studioId: principal.studioId, collection: params.collection, clauses, order, after }, limit);
-        return { status: 200, rawJson: pageJson(signPage(page, cursors, binding)) };
+        return pageReply(page, cursors, binding);
       },
     }),
     route({

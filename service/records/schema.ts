@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../core/pagination';
 
-/** decisions §4: collection names and the shape of a Record. */
+/** Collection names and the shape of a Record (docs/api.md "Records and collections"). */
 
 export const COLLECTION_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 

@@ -194,7 +194,7 @@ export function createRecordsStore(db: Db, studios: StudiosStore, options: { max
 
     patch(studioId: string, collection: string, id: string, patch: unknown, ifMatch: IfMatch): RecordRow {
       const patchDoc = requireDocument(patch, 'The merge patch');
-      // A non-null reserved member always survives the merge: 400 before the record's 409 (decisions §2).
+      // A non-null reserved member always survives the merge: 400 before the record's 409 (docs/api.md "Records and collections").
       refuseReserved(patchDoc, 'The patched record', (value) => value !== null);
       return db
         .transaction(() => {
@@ -221,7 +221,7 @@ export function createRecordsStore(db: Db, studios: StudiosStore, options: { max
 export type RecordsStore = ReturnType<typeof createRecordsStore>;
 
 /**
- * Declared indexes (decisions §4): an expression index on
+ * Declared indexes (docs/api.md "Declared indexes"): an expression index on
  * (studio_id, collection, K(field), id), where K is exactly the key expression
  * the compiler emits for the field (compile.ts keyExpr), partial on the one
  * studio, collection and live rows, so it holds that collection only and

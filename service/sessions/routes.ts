@@ -1,7 +1,7 @@
 import { ApiError } from '../core/errors';
 import type { Principal } from '../core/auth';
 import { IF_MATCH_HEADER, route, type Route } from '../core/route';
-import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagination';
+import { listPage, type CursorCodec } from '../core/pagination';
 import { idParams, listQuery, session, sessionCreate, sessionDuplicate, sessionPage, sessionUpdate } from './schema';
 import { positionOf, type SessionPosition, type SessionRow, type SessionsStore } from './store';
 
@@ -30,11 +30,12 @@ export function sessionRoutes(deps: { sessions: SessionsStore; cursors: CursorCo
       success: { status: 200, description: 'SessionPage', schema: sessionPage },
       errors: [400],
       handle({ query, principal }) {
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const binding = `sessions\n${principal.studioId}`;
-        const after = query.cursor ? toPosition(cursors.decode(binding, query.cursor)) : null;
-        const rows = sessions.list(principal.studioId, after, limit + 1);
-        return { status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, positionOf, sessionJson)) };
+        return listPage(cursors, `sessions\n${principal.studioId}`, query, {
+          after: toPosition,
+          rows: (after, limit) => sessions.list(principal.studioId, after, limit),
+          position: positionOf,
+          json: sessionJson,
+        });
       },
     }),
     route({

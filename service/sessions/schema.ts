@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../core/pagination';
 
-/** decisions §5: SessionCreate, SessionUpdate, SessionDuplicate and Session. */
+/** SessionCreate, SessionUpdate, SessionDuplicate and Session (docs/api.md "Sessions"). */
 
 export const MAX_NAME_CHARS = 200;
 

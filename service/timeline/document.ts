@@ -4,8 +4,8 @@ import { TARGET_DEFAULTS } from './schema';
 import { frameRate, isBefore, sampleRate, toSeconds, toUnits, type Rate } from './snap';
 
 /**
- * A sequence document is checked and snapped as a whole (interface §Timeline
- * rules 2, 3, 11, 12; decisions §9). Pure: what it knows of assets comes in
+ * A sequence document is checked and snapped as a whole (docs/api.md
+ * "Checks: 422 `invalid_timeline`", "Snapping"). Pure: what it knows of assets comes in
  * through `AssetLookup`, so the same function runs in tests and inside the
  * write transaction.
  */
@@ -21,7 +21,8 @@ export interface AssetLookup {
   readable(assetId: string): AssetFacts | null;
   /**
    * Facts of an asset that the current revision already names, whether or not
-   * the caller could add it today (a clip already present may stay, rule 3).
+   * the caller could add it today (a clip already present may stay:
+   * docs/api.md "Update, delete, revisions, revert").
    */
   present(assetId: string): AssetFacts | null;
 }
@@ -192,7 +193,7 @@ export function sortTracks(names: string[]): string[] {
 
 /**
  * TimelineCreate's `clips`: laid end to end from 0, video and images on V1,
- * sound on A1, each track on its own (decisions §11). Problems name the
+ * sound on A1, each track on its own (docs/api.md "Create, read, list"). Problems name the
  * clip's position in `clips`. Durations are snapped here so that each next
  * start is exactly the previous end.
  */

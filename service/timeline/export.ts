@@ -16,7 +16,7 @@ import { docOf, type TimelineRow, type TimelineStore } from './store';
 import { isProgressLine, outputProblems, progressAfter } from './verify';
 
 /**
- * Export (interface §Timeline rules 6 and 8, §Export job; decisions §9): a
+ * Export (docs/api.md "Export `POST /timeline/{id}:export`"): a
  * runner job that renders a sequence with ffmpeg into a temp file of the blob
  * store, probes it against the target, and only then adopts it (a rename, no
  * copy) as an asset and records a gallery item with `timeline_id` and one

@@ -6,7 +6,7 @@ import type { ExportPreset } from './schema';
 import { frameRate, parseRate, rateLabel, sameRate, toSeconds, toUnits } from './snap';
 
 /**
- * The export plan (interface §Timeline rule 10, decisions §9, §11): whether
+ * The export plan (docs/api.md "Export plan `GET /timeline/{id}:plan`"): whether
  * the video can be stream-copied, and for each video clip the reason it
  * cannot, in words a person can act on. Pure: the probes come in.
  *

@@ -1,7 +1,7 @@
 import type { Principal } from '../core/auth';
 import { ApiError } from '../core/errors';
 import { checkIfMatch } from '../core/etag';
-import { DEFAULT_LIMIT, pageJson, toPage, type CursorCodec } from '../core/pagination';
+import { integerPosition, listPage, stringPosition, type CursorCodec } from '../core/pagination';
 import { actingPrincipal, findRoute, IF_MATCH_HEADER, launcherMirror, route, type Method, type Route } from '../core/route';
 import { jobJson, jobPageSchema, jobSchema, type JobsDomain } from '../jobs';
 import type { Exporter } from './export';
@@ -39,7 +39,7 @@ import type { RevisionRow, TimelineRow, TimelineStore, Viewer } from './store';
  *   POST   /timeline/{id}:open           show it on every connected editor page
  *   POST   /timeline:append              one asset at the end of a track
  *
- * The launcher's side (decisions §10; docs/api.md §Launcher "The opened sequence"): the
+ * The launcher's side (docs/api.md "Launcher-side reads and edits", "The opened sequence"): the
  * routes of one sequence mirrored under /launcher/timeline/{id}, the same handlers acting
  * as the sequence's owning studio, for a live sequence that is open on the editor surface
  * (its studio's `:open` reached a page while this service runs): GET, PATCH, /revisions,
@@ -67,11 +67,12 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
       errors: [400],
       handle({ query, principal }) {
         const viewer = viewerOf(principal);
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const binding = `timeline-list\n${viewer.studioId}\n${viewer.readAll}`;
-        const after = query.cursor === undefined ? null : idOf(cursors.decode(binding, query.cursor));
-        const rows = store.listRows(viewer, after, limit + 1);
-        return { status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.id], timelineJson)) };
+        return listPage(cursors, `timeline-list\n${viewer.studioId}\n${viewer.readAll}`, query, {
+          after: stringPosition,
+          rows: (after, limit) => store.listRows(viewer, after, limit),
+          position: (r) => [r.id],
+          json: timelineJson,
+        });
       },
     }),
     route({
@@ -143,11 +144,12 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
       success: { status: 200, description: 'TimelineRevisionPage', schema: revisionPage },
       errors: [400, 404],
       handle({ params, query }) {
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const binding = `timeline-revisions\n${params.id}`;
-        const after = query.cursor === undefined ? null : revisionOf(cursors.decode(binding, query.cursor));
-        const rows = store.revisionRows(params.id, after, limit + 1);
-        return { status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.revision], revisionJson)) };
+        return listPage(cursors, `timeline-revisions\n${params.id}`, query, {
+          after: integerPosition,
+          rows: (after, limit) => store.revisionRows(params.id, after, limit),
+          position: (r) => [r.revision],
+          json: revisionJson,
+        });
       },
     }),
     route({
@@ -210,11 +212,12 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
       success: { status: 200, description: 'JobPage', schema: jobPageSchema },
       errors: [400, 404],
       handle({ params, query }) {
-        const limit = query.limit ?? DEFAULT_LIMIT;
-        const binding = `timeline-exports\n${params.id}`;
-        const after = query.cursor === undefined ? null : idOf(cursors.decode(binding, query.cursor));
-        const rows = jobs.store.rows({ timelineId: params.id }, after, limit + 1);
-        return { status: 200, rawJson: pageJson(toPage(rows, limit, cursors, binding, (r) => [r.id], jobJson)) };
+        return listPage(cursors, `timeline-exports\n${params.id}`, query, {
+          after: stringPosition,
+          rows: (after, limit) => jobs.store.rows({ timelineId: params.id }, after, limit),
+          position: (r) => [r.id],
+          json: jobJson,
+        });
       },
     }),
     route({
@@ -311,14 +314,3 @@ function revisionJson(row: RevisionRow): string {
   );
 }
 
-function idOf(position: unknown[]): string {
-  const [id] = position;
-  if (position.length !== 1 || typeof id !== 'string') throw ApiError.badCursor();
-  return id;
-}
-
-function revisionOf(position: unknown[]): number {
-  const [revision] = position;
-  if (position.length !== 1 || !Number.isInteger(revision)) throw ApiError.badCursor();
-  return revision as number;
-}

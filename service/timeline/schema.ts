@@ -3,7 +3,7 @@ import { pageQuery } from '../core/pagination';
 import { isSupportedFps } from './snap';
 
 /**
- * decisions §9: Timeline, Clip, TimelineCreate/Update/Revert/Append,
+ * Timeline, Clip, TimelineCreate/Update/Revert/Append,
  * TimelineRevision, ExportPlan. Shapes and ranges are checked here (400
  * `bad_request`); what needs the whole document or the assets (snapping,
  * overlaps, kinds, readable assets) is checked by document.ts (422

@@ -1,5 +1,5 @@
 /**
- * Exact time arithmetic for sequences (decisions §9 "Snapping").
+ * Exact time arithmetic for sequences (docs/api.md "Snapping").
  *
  * A time on a track is an integer count of units: frames on V tracks (at the
  * target's fps), samples on A tracks (at its sample rate). A rate is a reduced

@@ -4,8 +4,8 @@ import { parseRate, rateLabel, sameRate, type Rate } from './snap';
 
 /**
  * What an export's ffmpeg run tells, and whether its file is what was asked
- * for (interface §Export job: the output becomes an asset only once it
- * "probes against the target"). Pure.
+ * for (the output becomes an asset only once it probes against the
+ * target: docs/api.md "Export `POST /timeline/{id}:export`"). Pure.
  */
 
 /**

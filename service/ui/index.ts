@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Context, Next } from 'koa';
-import { requireServiceOrigin } from '../core/origin';
+import { requestSource, requireServiceOrigin } from '../core/origin';
 
 /**
- * The pages a person sees (issue 18): the launcher UI at `/` and the editor
+ * The pages a person sees (renderer/README.md): the launcher UI at `/` and the editor
  * surface at `/editor/` are small HTML shells that load one script and one
  * stylesheet built from renderer/ (tools/build-renderer.ts → dist/renderer/),
  * served here under `/ui/`. Only on the service's own origin; no inline code,
@@ -57,10 +57,7 @@ export function uiMiddleware(options: { port: () => number; dir?: string }) {
     if (!ctx.path.startsWith('/ui/')) return next();
     const m = FILE.exec(ctx.path);
     if (!m || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
-    requireServiceOrigin(
-      { host: ctx.get('Host') || undefined, origin: ctx.get('Origin') || undefined, secFetchSite: ctx.get('Sec-Fetch-Site') || undefined },
-      options.port(),
-    );
+    requireServiceOrigin(requestSource(ctx.req.headers), options.port());
     const name = ctx.path.slice('/ui/'.length);
     const built = await load(name);
     ctx.set('X-Content-Type-Options', 'nosniff');

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /**
- * The process side of the crash test (issue 17): which processes a service
+ * The process side of the crash test: which processes a service
  * had started when it was killed, read from Linux's /proc.
  */
 

@@ -13,7 +13,7 @@ import { startService, tempDir, type TestService } from './service';
 import { realAsset } from './timeline';
 
 /**
- * The crash harness of issue 17 item 1, shared by test/crash.test.ts (a few
+ * The crash harness (docs/reliability.md "Crashes and durability"), shared by test/crash.test.ts (a few
  * rounds) and `npm run bench -- crash` (many). One data dir; each round
  * starts the real `bin/backlot serve` on it, lets clients write everything
  * the service keeps (KV, records, sessions, gallery items, timeline
@@ -29,7 +29,7 @@ import { realAsset } from './timeline';
  * - no runner job is queued or running; every failed one has a reason;
  * - no studio is left installing or uninstalling;
  * - no temporary or partial file: blobs/.tmp is empty, no `*.tmp`,
- *   `app.next`, `app.old`; a `.part` only where decisions §10 keeps it (the
+ *   `app.next`, `app.old`; a `.part` only where an install keeps it (the
  *   app folder of a failed install, for the next attempt to resume);
  * - the blob store matches the asset rows both ways (no row without its
  *   file, no blob, thumbnail or library link without its row).

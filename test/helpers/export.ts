@@ -9,7 +9,7 @@ import type { client } from './http';
 import { alive } from './processes';
 
 /**
- * Pieces of the export black-box tests (interface §Export job, decisions §9):
+ * Pieces of the export black-box tests (docs/api.md "Export `POST /timeline/{id}:export`"):
  * waiting for an export job, reading its output the way a studio does
  * (GET /assets/{id}) and looking at that file with the real ffprobe and
  * ffmpeg (argument arrays, no shell), and what an export leaves on disk and

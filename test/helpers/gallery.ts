@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { client, HttpResponse } from './http';
 import { makePng, upload } from './assets';
 
-/** Shared pieces of the gallery black-box tests (decisions §6). */
+/** Shared pieces of the gallery black-box tests (docs/api.md "Gallery"). */
 
 export type Client = ReturnType<typeof client>;
 
@@ -38,7 +38,7 @@ export async function newAsset(port: number, token: string, kind: 'image' | 'vid
   return res.json;
 }
 
-/** Asserts an Item answer: exactly the members of decisions §6, with their types. */
+/** Asserts an Item answer: exactly the members of an Item (docs/api.md "Gallery"), with their types. */
 export function assertItem(res: HttpResponse, status: number): any {
   assert.equal(res.status, status, res.text);
   assert.match(String(res.headers['content-type']), /^application\/json/);
@@ -65,7 +65,7 @@ export async function createItem(c: Client, body: Record<string, unknown>): Prom
   return assertItem(await c.post('/gallery/items', body), 201);
 }
 
-/** Newest first: created_at desc, id desc (interface §Gallery rule 1). */
+/** Newest first: created_at desc, id desc. */
 export function newestFirst<T extends { created_at: string; id: string }>(items: T[]): T[] {
   return [...items].sort((a, b) => (a.created_at !== b.created_at ? (a.created_at < b.created_at ? 1 : -1) : a.id < b.id ? 1 : -1));
 }

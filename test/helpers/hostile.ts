@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { request } from 'node:http';
 
 /**
- * Arbitraries for the hostile-input test (issue 17 item 3): strings that break
+ * Arbitraries for the hostile-input test (docs/security.md "Hostile input"): strings that break
  * parsers, filter clauses, cursors, If-Match and Range headers, and JSON
  * bodies shaped by a route's own JSON schema (generated from its zod schema)
  * with wrong types, extra members and malformed text mixed in.

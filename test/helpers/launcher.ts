@@ -6,7 +6,7 @@ import { ROOT, startService, tempDir, type TestService } from './service';
 import { openSse, type SseMessage } from './sse';
 
 /**
- * The launcher's side of the service for black-box tests (issue 15): a client
+ * The launcher's side of the service for black-box tests: a client
  * holding a launcher credential (minted with `bin/backlot launcher-token`),
  * waits on jobs and studio states, and a builder of small fixture studios in
  * temp folders with a tiny node server and a step tool.

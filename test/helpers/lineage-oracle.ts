@@ -1,7 +1,6 @@
 /**
  * Lineage by the letter of the contract, in plain TypeScript, to check the
- * recursive SQL against (interface §Gallery rule 6, §Assets rule 5,
- * decisions §6):
+ * recursive SQL against (docs/api.md "Lineage"):
  *
  * - upstream of an item: the items whose asset is one of its inputs, then the
  *   items whose asset is one of those items' inputs, and so on;

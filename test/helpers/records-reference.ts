@@ -1,6 +1,6 @@
 /**
  * A reference evaluator for record queries, in plain TypeScript, written from
- * the rules (interface.md §Records, decisions §4) and docs/api.md's choices,
+ * the rules and choices of docs/api.md "Records",
  * not from the service's SQL: the property test compares the service with it.
  */
 

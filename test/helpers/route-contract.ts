@@ -4,7 +4,7 @@ import type { Route } from '../../service/core/route';
 
 /**
  * What the contract lets each route answer, for the hostile-input test
- * (issue 17 item 3): derived from the route table (`success`, `errors`) plus
+ * (docs/security.md "Hostile input"): derived from the route table (`success`, `errors`) plus
  * the generic rules of docs/api.md and the per-route codes below.
  */
 
@@ -13,7 +13,7 @@ export const keyOf = (r: Route) => `${r.method} ${r.path}`;
 /**
  * What the contract allows a route to answer beyond `success.status` and its
  * `errors` (statuses), and which codes of a status it may use where the
- * catalog has several (interface.md §Endpoints and §Errors, decisions §2–§10).
+ * catalog has several (docs/api.md "Errors" and each route's section).
  * A route missing here gets every code of the catalog for each listed status.
  */
 const EXTRA_SUCCESS: Record<string, number[]> = {
@@ -57,7 +57,7 @@ const CODES: Record<string, Partial<Record<number, string[]>>> = {
   'POST /launcher/studios/{id}:uninstall': { 409: ['confirm_required', 'in_use'] },
   'POST /launcher/jobs/{id}:cancel': { 409: ['job_finished'] },
 };
-/** Bodies that are documents (decisions §2 and docs/api.md §Documents): these may answer 400 `invalid_document`. */
+/** Bodies that are documents (docs/api.md "Documents"): these may answer 400 `invalid_document`. */
 const DOCUMENT_BODIES = new Set([
   'PUT /kv/{ns}/{key+}', 'PATCH /kv/{ns}/{key+}', 'POST /records/{collection}', 'PUT /records/{collection}/{id}',
   'PATCH /records/{collection}/{id}', 'POST /sessions', 'PATCH /sessions/{id}', 'POST /gallery/items', 'POST /jobs', 'PATCH /jobs/{id}',

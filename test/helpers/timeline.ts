@@ -7,7 +7,7 @@ import { makePng, upload } from './assets';
 import type { client, HttpResponse } from './http';
 import { tempDir } from './service';
 
-/** Shared pieces of the timeline black-box tests (interface §Timeline, decisions §9, §11). */
+/** Shared pieces of the timeline black-box tests (docs/api.md "Timeline"). */
 
 export type Client = ReturnType<typeof client>;
 
@@ -60,7 +60,7 @@ export async function realAsset(port: number, token: string, kind: 'video' | 'au
   }
 }
 
-/** Asserts a Timeline answer: exactly the members of decisions §9, ETag = "<revision>". */
+/** Asserts a Timeline answer: exactly the members of a Timeline (docs/api.md "The document"), ETag = "<revision>". */
 export function assertTimeline(res: HttpResponse, status: number): any {
   assert.equal(res.status, status, res.text);
   assert.match(String(res.headers['content-type']), /^application\/json/);

@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 import { checkAdoptPath, openChecked, type AdoptRoot } from '../../service/assets/adopt-path';
 import { tempDir } from '../helpers/service';
 
-/** Which paths adopt may take (interface.md §Assets rule 6), against real files. */
+/** Which paths adopt may take (docs/api.md "Adopt `POST /assets:adopt`"), against real files. */
 
 const base = tempDir('backlot-adopt-path-');
 const stage = join(base, 'studio', 'stage');

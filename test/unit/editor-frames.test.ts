@@ -19,7 +19,7 @@ import { propSeed, rng } from '../helpers/prng';
 /**
  * The editor surface's frame arithmetic (renderer/editor/frames.ts): drags and
  * trims are computed in whole frames, so a clip dropped at another's edge
- * lands on the same frame at every zoom (ui-anchors §C lesson 1), and the
+ * lands on the same frame at every zoom (renderer/README.md "Editor surface"), and the
  * seconds it sends are read by the service as exactly those frames.
  */
 

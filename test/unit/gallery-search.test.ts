@@ -4,7 +4,7 @@ import { compileSearch, completableWords, PREFIX_INDEXED, searchText, searchWord
 import { propSeed, rng } from '../helpers/prng';
 
 /**
- * Gallery search, the pure part (decisions §6, service/gallery/search.ts):
+ * Gallery search, the pure part (docs/api.md "Full-text `q`", service/gallery/search.ts):
  * folding, words, their encoding for FTS5, and `q` compiled to an FTS5
  * expression that no user text can reach the FTS5 parser through.
  */

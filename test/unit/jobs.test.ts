@@ -10,7 +10,7 @@ import { SseParser, type SseMessage } from '../helpers/sse';
 
 /** The pure parts of jobs: the state table, progress, task rules, log lines, SSE framing. */
 
-describe('task state table (interface.md §Task job states)', () => {
+describe('task state table', () => {
   // Every (from, to) pair: what a PATCH with `state: to` on a job in `from` is.
   const expected: Record<JobState, Record<JobState | 'absent', TransitionVerdict>> = {
     queued: { absent: 'unchanged', queued: 'unchanged', running: 'allowed', succeeded: 'allowed', failed: 'allowed', cancelled: 'allowed' },
@@ -28,7 +28,7 @@ describe('task state table (interface.md §Task job states)', () => {
   }
 });
 
-describe('progress rules (decisions §8)', () => {
+describe('progress rules', () => {
   const rows: [number, number, boolean][] = [
     [0, 0, true],
     [5, 0, true], // indeterminate: no bound

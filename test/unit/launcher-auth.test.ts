@@ -13,7 +13,7 @@ import {
 } from '../../service/core/auth';
 
 /**
- * The two credentials and their checks (decisions §10, §11), with stores that
+ * The two credentials and their checks (docs/api.md "Authentication and capabilities", "The launcher credential"), with stores that
  * know exactly one credential of each kind: neither check accepts the other
  * kind, whatever the stores hold.
  */

@@ -9,7 +9,7 @@ import {
   type BlockedReason,
 } from '../../service/launcher/download-url';
 
-/** Where a manifest download may come from and land (decisions §10 `download`, `blocked`), as tables. */
+/** Where a manifest download may come from and land (docs/studios.md "Downloads"; else 422 `blocked`), as tables. */
 
 const SOURCE = '/home/u/studios/painter';
 const APP = '/data/studios/painter/app';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
-import { CursorCodec, MAX_LIMIT, pageQuery, toPage, type CursorValue } from '../../service/core/pagination';
+import { CursorCodec, integerPosition, listPage, MAX_LIMIT, pageQuery, pageReply, pageStart, stringPosition, toPage, type CursorValue } from '../../service/core/pagination';
 
 const SECRET = Buffer.from('0123456789abcdef0123456789abcdef');
 const codec = new CursorCodec(SECRET);
@@ -180,4 +180,46 @@ describe('pageQuery.limit', () => {
       assert.deepEqual([...paths], ['limit']);
     });
   }
+});
+
+describe('listPage: the paging block every list route shares', () => {
+  const ids = Array.from({ length: 7 }, (_, i) => `id-${i}`);
+  const list = {
+    after: stringPosition,
+    rows: (after: string | null, limit: number) => ids.filter((id) => after === null || id > after).slice(0, limit),
+    position: (id: string) => [id],
+    json: (id: string) => JSON.stringify(id),
+  };
+  const page = (query: { limit?: number; cursor?: string }, binding = LIST) => JSON.parse(listPage(codec, binding, query, list).rawJson);
+
+  test('walks the list by its cursors, each page `limit` rows, the last with next_cursor null', () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let i = 0; i < 10; i++) {
+      const p = page({ limit: 3, cursor });
+      seen.push(...p.items);
+      if (p.next_cursor === null) break;
+      cursor = p.next_cursor;
+    }
+    assert.deepEqual(seen, ids);
+    assert.equal(page({}).items.length, 7, 'the default limit (50) holds them all');
+  });
+
+  test('refuses an empty cursor, another list\'s cursor and a position of another shape (400 bad_cursor)', () => {
+    const next = page({ limit: 2 }).next_cursor as string;
+    assert.throws(() => page({ cursor: '' }), badCursor);
+    assert.throws(() => page({ cursor: next }, OTHER_LIST), badCursor);
+    assert.throws(() => page({ cursor: codec.encode(LIST, [1]) }), badCursor);
+    assert.equal(integerPosition([42]), 42);
+    assert.throws(() => integerPosition(['42']), badCursor);
+    assert.throws(() => integerPosition([1.5]), badCursor);
+  });
+
+  test('pageStart and pageReply: a read worker\'s unsigned page is signed for its list', () => {
+    assert.deepEqual(pageStart(codec, LIST, {}, stringPosition), { limit: 50, after: null });
+    const reply = pageReply({ items: ['"a"'], last: ['a'] }, codec, LIST);
+    const body = JSON.parse(reply.rawJson);
+    assert.deepEqual(body.items, ['a']);
+    assert.deepEqual(pageStart(codec, LIST, { limit: 5, cursor: body.next_cursor }, stringPosition), { limit: 5, after: 'a' });
+  });
 });

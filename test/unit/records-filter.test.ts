@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseClause, parseOrder, parseValue, parseWhere, type Clause, type Order } from '../../service/records/filter';
 
-/** The records filter parser (interface.md §Records, decisions §4, §11): text in, typed AST or bad_filter out. */
+/** The records filter parser (docs/api.md "Queries: `where`"): text in, typed AST or bad_filter out. */
 
 const at = '2026-11-22T10:01:24.123Z';
 const instant = (ms: string, finer = false) => ({ ms, finer });

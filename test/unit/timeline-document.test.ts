@@ -17,8 +17,8 @@ import {
 import type { ClipIn, Target, TracksIn } from '../../service/timeline/schema';
 
 /**
- * The whole-document checks and snapping of sequences (interface §Timeline
- * rules 2, 3, 11, 12; decisions §9, §11), table by table. The asset lookup is
+ * The whole-document checks and snapping of sequences (docs/api.md "Checks: 422
+ * `invalid_timeline`", "Snapping"), table by table. The asset lookup is
  * input data: a plain object of facts per id.
  */
 

@@ -6,7 +6,7 @@ import { COPYABLE_CODECS, planExport, videoClips, type ClipSource, type ExportPl
 import type { Clip, ExportPreset, Target, Tracks } from '../../service/timeline/schema';
 
 /**
- * The export plan (interface §Timeline rule 10, decisions §9, §11) on
+ * The export plan (docs/api.md "Export plan `GET /timeline/{id}:plan`") on
  * synthetic probes: copy when every video clip matches the target and the
  * first video clip and is used whole; otherwise conform, with a reason per
  * clip. Real ffprobe output is covered by test/timeline-plan.test.ts.

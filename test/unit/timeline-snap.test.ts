@@ -17,7 +17,7 @@ import {
 import { propSeed, rng } from '../helpers/prng';
 
 /**
- * Exact time arithmetic of sequences (decisions §9 "Snapping"): rates as
+ * Exact time arithmetic of sequences (docs/api.md "Snapping"): rates as
  * reduced fractions, seconds read as the decimal they were written as, one
  * round-half-up to whole units, and back.
  */

@@ -1,7 +1,7 @@
 import type { Migration } from '../migrate';
 
 /**
- * Assets (decisions §7). One row per distinct content (`sha256` UNIQUE); the
+ * Assets (docs/api.md "Assets"). One row per distinct content (`sha256` UNIQUE); the
  * blob is DIR/blobs/<sha256><ext>. `asset_access` grants a studio read access
  * and holds that studio's own name for the asset and its library file.
  * `referenced_at` is set once, by the first reference of any kind, and never

@@ -1,7 +1,7 @@
 import type { Migration } from '../migrate';
 
 /**
- * Gallery (interface §Gallery, decisions §6). `seq` is the row id, handed out
+ * Gallery (docs/api.md "Gallery"). `seq` is the row id, handed out
  * in creation order together with the id (a ULID) and `created_at` (the ULID's
  * instant), so "created_at desc, id desc" is "seq desc": every list, search and
  * lineage page walks seq, and full-text matches come out of the FTS index

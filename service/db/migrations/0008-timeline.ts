@@ -1,7 +1,7 @@
 import type { Migration } from '../migrate';
 
 /**
- * Timelines (interface §Timeline, decisions §9).
+ * Timelines (docs/api.md "Timeline").
  *
  * A sequence's current document lives on its row (name, target and tracks as
  * JSON text, already snapped); every write moves the document it replaces to

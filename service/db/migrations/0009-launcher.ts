@@ -1,7 +1,7 @@
 import type { Migration } from '../migrate';
 
 /**
- * Launcher credentials (decisions §10): the SHA-256 of each credential
+ * Launcher credentials (docs/api.md "The launcher credential"): the SHA-256 of each credential
  * `backlot launcher-token` printed, never the credential. A table of their
  * own, apart from studio tokens, so neither kind can be looked up as the
  * other. Looked up by hash (the primary key) on every check; revoked rows

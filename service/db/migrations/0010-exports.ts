@@ -1,7 +1,7 @@
 import type { Migration } from '../migrate';
 
 /**
- * Assets held by running exports (interface §Export job): ffmpeg reads them
+ * Assets held by running exports (docs/api.md "Export `POST /timeline/{id}:export`"): ffmpeg reads them
  * until it exits, so they must not be reclaimed meanwhile, even when the
  * sequence is deleted or changed during its export. One row per (job, asset),
  * written when the export starts and deleted when it ends; a service start

@@ -1,7 +1,7 @@
 import type { Migration } from '../migrate';
 
 /**
- * The launcher (decisions §10).
+ * The launcher (docs/api.md "Launcher").
  *
  * - `installed_studios`: one row per studio the launcher installed or linked
  *   (a studio registered with `backlot studio add` alone has none). It keeps

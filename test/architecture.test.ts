@@ -26,6 +26,12 @@ import ts from 'typescript';
  *   service/data-dir, service/data-dir-lock (`serve` refuses a locked data
  *   dir before loading the service) and service/core/auth.
  * - renderer/ imports nothing from main/ or service/ (it talks HTTP only).
+ * - The editor page (renderer/editor/) is state, actions and views
+ *   (docs/design.md, "The editor page is state, actions and views"):
+ *   frames.ts and types.ts import nothing of the page; state.ts only them;
+ *   actions/ never import views/ or main.ts; views/ never import state.ts
+ *   (they read it through read.ts and change it only by calling actions);
+ *   nothing but main.ts imports main.ts.
  */
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -133,10 +139,28 @@ function ruleBroken(file: string, spec: string, topModules: Set<string>): string
         ? 'cli/ imports from service/ only service/app, service/admin, service/data-dir, service/data-dir-lock and service/core/auth'
         : null;
     case 'renderer':
-      return toArea === 'main' || toArea === 'service' ? 'renderer/ talks to the service over HTTP only' : null;
+      if (toArea === 'main' || toArea === 'service') return 'renderer/ talks to the service over HTTP only';
+      return editorLayerBroken(stripExtension(file), target.path);
     default:
       return null;
   }
+}
+
+const EDITOR = 'renderer/editor/';
+
+/** The editor page's layers: which of its modules may import which. */
+function editorLayerBroken(from: string, to: string): string | null {
+  if (!from.startsWith(EDITOR) || !to.startsWith(EDITOR)) return null;
+  const me = from.slice(EDITOR.length);
+  const it = to.slice(EDITOR.length);
+  const layer = (m: string) => (m.startsWith('actions/') ? 'actions' : m.startsWith('views/') ? 'views' : m);
+  if (it === 'main') return 'nothing imports the editor page\'s main.ts';
+  if (me === 'frames' || me === 'types') return `editor ${me}.ts is pure and imports nothing of the page`;
+  if (me === 'state') return it === 'frames' || it === 'types' ? null : 'editor state.ts imports only frames.ts and types.ts';
+  if (me === 'read') return layer(it) === 'actions' || layer(it) === 'views' ? 'editor read.ts imports no action or view' : null;
+  if (layer(me) === 'actions' && layer(it) === 'views') return 'editor actions never import views (they reach the player and viewport through state.ts ports)';
+  if (layer(me) === 'views' && it === 'state') return 'editor views read state through read.ts and change it only through actions';
+  return null;
 }
 
 /** Every broken rule, as "X may not import Y (why)". Pure over the scanned list. */
@@ -228,6 +252,12 @@ describe('architecture', () => {
       { file: 'service/http/chain.ts', imports: ['./front', '../core/route', '../ui', '../compose', '../app', '../editor/routes'] },
       { file: 'service/kv/routes.ts', imports: ['../core/route', '../http/front', '../compose', '../lifecycle'] },
       { file: 'service/core/route2.ts', imports: ['../http/front', '../compose'] },
+      { file: 'renderer/editor/main.ts', imports: ['./state', './views/timeline', './actions/live'] },
+      { file: 'renderer/editor/frames.ts', imports: ['./types'] },
+      { file: 'renderer/editor/state.ts', imports: ['./frames', './types', '../lib/job', './read', './actions/edits'] },
+      { file: 'renderer/editor/read.ts', imports: ['./state', './frames', './views/timeline'] },
+      { file: 'renderer/editor/actions/edits.ts', imports: ['../state', '../read', './notice', '../views/timeline', '../main'] },
+      { file: 'renderer/editor/views/timeline.ts', imports: ['../read', '../actions/edits', './posters', '../state'] },
     ];
     assert.deepEqual(findViolations(tree), [
       'service/app.ts may not import ./kv/store (a domain is reached only through its index.ts)',
@@ -266,6 +296,13 @@ describe('architecture', () => {
       'service/kv/routes.ts may not import ../lifecycle (service/lifecycle.ts is above service/kv/: the walk goes app → compose, http/, lifecycle → domains → core, db)',
       'service/core/route2.ts may not import ../http/front (service/http/ is above service/core/: the walk goes app → compose, http/, lifecycle → domains → core, db)',
       'service/core/route2.ts may not import ../compose (service/compose.ts is above service/core/: the walk goes app → compose, http/, lifecycle → domains → core, db)',
+      'renderer/editor/frames.ts may not import ./types (editor frames.ts is pure and imports nothing of the page)',
+      'renderer/editor/state.ts may not import ./read (editor state.ts imports only frames.ts and types.ts)',
+      'renderer/editor/state.ts may not import ./actions/edits (editor state.ts imports only frames.ts and types.ts)',
+      'renderer/editor/read.ts may not import ./views/timeline (editor read.ts imports no action or view)',
+      'renderer/editor/actions/edits.ts may not import ../views/timeline (editor actions never import views (they reach the player and viewport through state.ts ports))',
+      'renderer/editor/actions/edits.ts may not import ../main (nothing imports the editor page\'s main.ts)',
+      'renderer/editor/views/timeline.ts may not import ../state (editor views read state through read.ts and change it only through actions)',
     ]);
   });
 

@@ -139,7 +139,7 @@ describe('editor surface', { timeout: 240_000 }, () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.getByRole('button', { name: 'Fit' }).click();
     // The clip under the playhead plays from the right offset (11 frames into sunrise).
-    await page.getByRole('button', { name: 'Play clip at playhead' }).click();
+    await page.getByRole('button', { name: 'Play', exact: true }).click();
     await page.waitForFunction(() => {
       const v = document.querySelector('video.viewer') as HTMLVideoElement;
       return v.currentTime >= 0.44 && v.src.includes('/api/v1/media/');
@@ -222,7 +222,7 @@ describe('editor surface', { timeout: 240_000 }, () => {
     assert.deepEqual(errors, []);
   });
 
-  test('a concurrent change by the studio: the page\'s write is 409, it reloads and says so; Undo then reverts', async () => {
+  test('a concurrent change by the studio: the page\'s write is 409, it reloads and says so; Undo undoes the page\'s own edit only, on top of it', async () => {
     const seen = await current();
     const byStudio = await studio.patch(`/timeline/${seq}`, { name: 'Harbour cut, by the studio' }, { 'If-Match': `"${seen.revision}"` });
     assert.equal(byStudio.status, 200, byStudio.text);
@@ -239,26 +239,32 @@ describe('editor surface', { timeout: 240_000 }, () => {
     assert.equal(after409.tracks.V1.length, 2, 'the refused delete deleted nothing');
     await shots('editor-409');
 
-    // Undo: revision N-1 is written forward as N+1.
-    await page.locator(`.revision[data-revision="${seen.revision}"]`).waitFor();
+    // Undo: the page's last own edit (Shift+→ moved harbour 10 frames later) is undone on top of the
+    // studio's rename, which stays; the notice says so.
     await page.getByRole('button', { name: 'Undo' }).click();
-    await page.locator('#editor-status', { hasText: `Undo: back to revision ${seen.revision}: saved as revision ${seen.revision + 2}.` }).waitFor({ timeout: 30_000 });
+    await page.locator('#editor-status', { hasText: 'Applied on top of the change made elsewhere' }).waitFor({ timeout: 30_000 });
     const undone = await current();
     assert.equal(undone.revision, seen.revision + 2);
-    assert.equal(undone.name, 'Harbour cut');
-    assert.deepEqual(undone.tracks, seen.tracks);
-    await page.getByRole('heading', { name: 'Harbour cut', exact: true }).waitFor();
-    // Delete by key now works and is one more revision.
+    assert.equal(undone.name, 'Harbour cut, by the studio', 'the studio\'s change is never undone by the page');
+    assert.equal(frames(undone.tracks.V1[1].start), frames(seen.tracks.V1[1].start) - 10);
+    assert.match(undone.description, /^Undo: Moved harbour to /);
+    // Delete by key is one more revision; Undo brings the clip back; Ctrl+Shift+Z and Ctrl+Y redo.
     await clip('V1', 1).focus();
     await page.keyboard.press('Delete');
     await page.locator('#editor-status', { hasText: `Saved revision ${undone.revision + 1}: Deleted` }).waitFor({ timeout: 30_000 });
     assert.equal((await current()).tracks.V1.length, 1);
-    // And Undo brings the clip back.
-    await page.locator(`.revision[data-revision="${undone.revision}"]`).waitFor();
-    await page.getByRole('button', { name: 'Undo' }).click();
-    await page.locator('#editor-status', { hasText: `saved as revision ${undone.revision + 2}` }).waitFor({ timeout: 30_000 });
+    await page.keyboard.press('Control+z');
+    await saved(undone.revision + 2);
     assert.deepEqual((await current()).tracks, undone.tracks);
-    await page.locator(`.revision[data-revision="${undone.revision + 1}"]`).waitFor();
+    await page.keyboard.press('Control+Shift+Z');
+    await saved(undone.revision + 3);
+    assert.equal((await current()).tracks.V1.length, 1);
+    await page.keyboard.press('Control+z');
+    await saved(undone.revision + 4);
+    assert.deepEqual((await current()).tracks, undone.tracks);
+    // Each revision in the list says what changed.
+    await page.locator(`.revision[data-revision="${undone.revision + 3}"]`, { hasText: 'Redo: Deleted harbour from V1' }).waitFor();
+    await page.locator('.revision.current', { hasText: 'Undo: Deleted harbour from V1' }).waitFor();
     assert.equal(await page.locator('.revision[data-revision]').count(), (await api(`/launcher/timeline/${seq}/revisions?limit=100`)).json.items.length);
     assert.deepEqual(errors, []);
   });

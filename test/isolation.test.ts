@@ -94,7 +94,7 @@ function idFor(path: string, values: typeof ids): string {
   if (path.startsWith('/launcher/studios/')) return 'alpha';
   if (path.startsWith('/launcher/assets/')) return values.asset;
   if (path.startsWith('/launcher/gallery/items/')) return values.item;
-  if (path.startsWith('/launcher/timeline/')) return values.sequence;
+  if (path.startsWith('/launcher/timeline/') || path.startsWith('/launcher/timelines/')) return values.sequence;
   if (path.startsWith('/launcher/jobs/')) return '01ARZ3NDEKTSV4RRFFQ69G5FAV';
   throw new Error(`no id for ${path}`);
 }

@@ -43,7 +43,7 @@ const revisions = async (c: Client, id: string) => {
   return res.json.items as any[];
 };
 const docOf = (t: any) => ({ name: t.name, target: t.target, tracks: t.tracks });
-const asRevision = (t: any) => ({ revision: t.revision, ...docOf(t), created_at: t.updated_at });
+const asRevision = (t: any) => ({ revision: t.revision, ...docOf(t), description: t.description, created_at: t.updated_at });
 
 describe('each write stores the document it replaced', () => {
   test('PATCH, append and revert each keep the replaced document; newest first; the current one is not listed', async () => {

@@ -120,18 +120,18 @@ export function createTimelineOps(deps: { store: TimelineStore; assets: AssetsDo
         const tracks: TracksIn = patch.tracks === undefined ? current.tracks : (patch.tracks ?? {});
         const name = patch.name ?? current.name;
         return built(buildDocument({ name, target, tracks }, lookupFor(studioId, new Set(assetIdsOf(current.tracks)))));
-      });
+      }, patch.description ?? null);
     },
 
     /** Writes an earlier revision forward; every clip's asset must be readable now. */
-    revert(studioId: string, id: string, revision: number, ifMatch: IfMatch): TimelineRow {
+    revert(studioId: string, id: string, revision: number, ifMatch: IfMatch, description?: string): TimelineRow {
       requireIfMatch(ifMatch);
       return store.write(studioId, id, (row) => {
         checkIfMatch(ifMatch, String(row.revision));
         const old = store.revision(id, revision);
         if (!old) throw ApiError.notFound(`Revision ${revision} of the sequence`);
         return built(buildDocument(docOf(old), lookupFor(studioId, new Set())));
-      });
+      }, description ?? `Restored revision ${revision}`);
     },
 
     /** Adds one asset at the end of a track of the given sequence, or of the caller's most recently written one. */

@@ -5,6 +5,7 @@ import { integerPosition, listPage, stringPosition, type CursorCodec } from '../
 import { actingPrincipal, findRoute, IF_MATCH_HEADER, launcherMirror, route, type Method, type Route } from '../core/route';
 import { jobJson, jobPageSchema, jobSchema, type JobsDomain } from '../jobs';
 import type { Exporter } from './export';
+import { launcherTimelineRoutes } from './launcher-routes';
 import type { TimelineOps } from './operations';
 import {
   exportParams,
@@ -43,7 +44,8 @@ import type { RevisionRow, TimelineRow, TimelineStore, Viewer } from './store';
  * routes of one sequence mirrored under /launcher/timeline/{id}, the same handlers acting
  * as the sequence's owning studio, for a live sequence that is open on the editor surface
  * (its studio's `:open` reached a page while this service runs): GET, PATCH, /revisions,
- * :revert, :plan, :export, /exports, /exports/{job}:cancel.
+ * :revert, :plan, :export, /exports, /exports/{job}:cancel. The launcher's own list of
+ * every studio's sequences and its :open are in launcher-routes.ts.
  */
 export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; exporter: Exporter; jobs: JobsDomain; cursors: CursorCodec }): Route[] {
   const { store, ops, exporter, jobs, cursors } = deps;
@@ -165,7 +167,7 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
       success: { status: 200, description: 'Timeline at its new revision', schema: timeline, etag: true },
       errors: [400, 404, 409, 413, 422],
       handle({ params, body, principal, ifMatch }) {
-        return one(ops.revert(principal.studioId, params.id, body.revision, ifMatch));
+        return one(ops.revert(principal.studioId, params.id, body.revision, ifMatch, body.description));
       },
     }),
     route({
@@ -285,6 +287,7 @@ export function timelineRoutes(deps: { store: TimelineStore; ops: TimelineOps; e
   ];
   return [
     ...routes,
+    ...launcherTimelineRoutes({ store, ops, cursors }),
     ...mirrored.map(([method, path]) => {
       const r = findRoute(routes, method, path);
       return launcherMirror(r, {
@@ -303,6 +306,7 @@ export function timelineJson(row: TimelineRow): string {
   return (
     `{"id":${JSON.stringify(row.id)},"studio_id":${JSON.stringify(row.studio_id)},"name":${JSON.stringify(row.name)},` +
     `"target":${row.target},"tracks":${row.tracks},"revision":${row.revision},"duration":${JSON.stringify(row.duration)},` +
+    `"description":${JSON.stringify(row.description)},` +
     `"created_at":${JSON.stringify(row.created_at)},"updated_at":${JSON.stringify(row.updated_at)}}`
   );
 }
@@ -310,6 +314,7 @@ export function timelineJson(row: TimelineRow): string {
 function revisionJson(row: RevisionRow): string {
   return (
     `{"revision":${row.revision},"name":${JSON.stringify(row.name)},"target":${row.target},"tracks":${row.tracks},` +
+    `"description":${JSON.stringify(row.description)},` +
     `"created_at":${JSON.stringify(row.created_at)}}`
   );
 }

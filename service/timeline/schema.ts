@@ -135,11 +135,13 @@ export const timelineUpdate = z.strictObject({
   name: name.optional(),
   target: targetPatch.nullable().optional(),
   tracks: tracksIn.nullable().optional(),
+  description: z.string().min(1).max(200).optional().meta({ description: 'What this write changes, in words, kept with the revision it makes (not part of the document).' }),
 });
 export type TimelineUpdate = z.infer<typeof timelineUpdate>;
 
 export const timelineRevert = z.strictObject({
   revision: z.number().int().min(1).meta({ description: 'One of the numbers GET /timeline/{id}/revisions lists.' }),
+  description: z.string().min(1).max(200).optional().meta({ description: 'What this revert does (default: "Restored revision N"), in words, kept with the revision it makes (not part of the document).' }),
 });
 
 export const timelineAppend = z.strictObject({
@@ -170,6 +172,7 @@ export const timeline = z.object({
   tracks: z.record(z.string(), z.array(clip)),
   revision: z.number().int(),
   duration: z.number().meta({ description: 'End of the last clip on any track, seconds.' }),
+  description: z.string().nullable().meta({ description: 'What the write that made this revision changed, as its writer said it; null when it gave none.' }),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -179,6 +182,7 @@ export const timelineRevision = z.object({
   name: z.string(),
   target,
   tracks: z.record(z.string(), z.array(clip)),
+  description: z.string().nullable().meta({ description: 'What the write that made this revision changed; null when its writer gave none.' }),
   created_at: z.string(),
 });
 export const revisionPage = z.object({ items: z.array(timelineRevision), next_cursor: z.string().nullable() });
@@ -214,3 +218,8 @@ export const timelineOpened = z.object({ opened: z.literal(true), surface: z.str
 
 export const idParams = z.strictObject({ id });
 export const listQuery = z.strictObject({ ...pageQuery });
+export const launcherListQuery = z.strictObject({
+  studio: z.string().regex(/^[a-z][a-z0-9-]{1,31}$/, 'must be a studio id').optional().meta({ description: "Only this studio's sequences." }),
+  q: z.string().min(1).max(200).optional().meta({ description: 'Only sequences whose name contains this text (any case).' }),
+  ...pageQuery,
+});

@@ -25,9 +25,16 @@ export interface TimelineRow {
   tracks: string;
   revision: number;
   duration: number;
+  /** What the write that made this revision changed, in its writer's words (migration 0013). */
+  description: string | null;
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
+}
+
+/** A row with its write order (the launcher's list pages by it). */
+export interface TouchedRow extends TimelineRow {
+  touched: number;
 }
 
 export interface RevisionRow {
@@ -35,6 +42,7 @@ export interface RevisionRow {
   name: string;
   target: string;
   tracks: string;
+  description: string | null;
   created_at: string;
 }
 
@@ -43,14 +51,19 @@ export interface Viewer {
   readAll: boolean;
 }
 
-const COLUMNS = 'id, studio_id, name, target, tracks, revision, duration, created_at, updated_at, deleted_at';
+const COLUMNS = 'id, studio_id, name, target, tracks, revision, duration, description, created_at, updated_at, deleted_at';
 
 /** Hot reads, exported so a test can check their query plans. */
 export const TIMELINE_SQL = {
   listOwn: `SELECT ${COLUMNS} FROM timelines WHERE studio_id = @studio AND deleted_at IS NULL AND id < @after ORDER BY id DESC LIMIT @limit`,
   listAll: `SELECT ${COLUMNS} FROM timelines WHERE deleted_at IS NULL AND id < @after ORDER BY id DESC LIMIT @limit`,
   mostRecent: `SELECT ${COLUMNS} FROM timelines WHERE studio_id = ? AND deleted_at IS NULL ORDER BY touched DESC LIMIT 1`,
-  revisions: `SELECT revision, name, target, tracks, created_at FROM timeline_revisions
+  /** The launcher's list: every studio's live sequences, most recently written first (`touched` grows with every write, as `updated_at` does). */
+  launcherAll: `SELECT ${COLUMNS}, touched FROM timelines WHERE deleted_at IS NULL AND touched < @after
+    AND (@q IS NULL OR instr(lower(name), lower(@q)) > 0) ORDER BY touched DESC LIMIT @limit`,
+  launcherByStudio: `SELECT ${COLUMNS}, touched FROM timelines WHERE studio_id = @studio AND deleted_at IS NULL AND touched < @after
+    AND (@q IS NULL OR instr(lower(name), lower(@q)) > 0) ORDER BY touched DESC LIMIT @limit`,
+  revisions: `SELECT revision, name, target, tracks, description, created_at FROM timeline_revisions
     WHERE timeline_id = @id AND revision < @after ORDER BY revision DESC LIMIT @limit`,
 };
 
@@ -63,6 +76,8 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
     listOwn: db.prepare<{ studio: string; after: string; limit: number }, TimelineRow>(TIMELINE_SQL.listOwn),
     listAll: db.prepare<{ after: string; limit: number }, TimelineRow>(TIMELINE_SQL.listAll),
     mostRecent: db.prepare<[string], TimelineRow>(TIMELINE_SQL.mostRecent),
+    launcherAll: db.prepare<{ after: number; q: string | null; limit: number }, TouchedRow>(TIMELINE_SQL.launcherAll),
+    launcherByStudio: db.prepare<{ studio: string; after: number; q: string | null; limit: number }, TouchedRow>(TIMELINE_SQL.launcherByStudio),
     insert: db.prepare(
       `INSERT INTO timelines (id, studio_id, name, target, tracks, revision, duration, touched, created_at, updated_at)
        VALUES (@id, @studio_id, @name, @target, @tracks, 1, @duration,
@@ -70,18 +85,19 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
     ),
     update: db.prepare(
       `UPDATE timelines SET name = @name, target = @target, tracks = @tracks, duration = @duration,
-         revision = revision + 1, touched = (SELECT coalesce(max(touched), 0) + 1 FROM timelines), updated_at = @at
+         revision = revision + 1, touched = (SELECT coalesce(max(touched), 0) + 1 FROM timelines), updated_at = @at,
+         description = @description
        WHERE id = @id`,
     ),
     softDelete: db.prepare('UPDATE timelines SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL'),
     keepRevision: db.prepare(
-      `INSERT INTO timeline_revisions (timeline_id, revision, name, target, tracks, created_at)
-       VALUES (@id, @revision, @name, @target, @tracks, @created_at)`,
+      `INSERT INTO timeline_revisions (timeline_id, revision, name, target, tracks, description, created_at)
+       VALUES (@id, @revision, @name, @target, @tracks, @description, @created_at)`,
     ),
     trimRevisions: db.prepare('DELETE FROM timeline_revisions WHERE timeline_id = ? AND revision <= ?'),
     revisions: db.prepare<{ id: string; after: number; limit: number }, RevisionRow>(TIMELINE_SQL.revisions),
     revision: db.prepare<[string, number], RevisionRow>(
-      'SELECT revision, name, target, tracks, created_at FROM timeline_revisions WHERE timeline_id = ? AND revision = ?',
+      'SELECT revision, name, target, tracks, description, created_at FROM timeline_revisions WHERE timeline_id = ? AND revision = ?',
     ),
     clearAssets: db.prepare('DELETE FROM timeline_assets WHERE timeline_id = ?'),
     addAsset: db.prepare('INSERT INTO timeline_assets (timeline_id, asset_id) VALUES (?, ?)'),
@@ -135,6 +151,12 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
         : stmts.listOwn.iterate({ studio: viewer.studioId, after: position, limit });
     },
 
+    /** Every studio's live sequences (or one studio's; names containing `q`, any case), most recently written first, after the cursor's `touched`. */
+    launcherRows(filter: { studio?: string; q?: string }, after: number | null, limit: number): IterableIterator<TouchedRow> {
+      const common = { after: after ?? Number.MAX_SAFE_INTEGER, q: filter.q ?? null, limit };
+      return filter.studio === undefined ? stmts.launcherAll.iterate(common) : stmts.launcherByStudio.iterate({ ...common, studio: filter.studio });
+    },
+
     /** The caller's most recently written live sequence (append without timeline_id). */
     mostRecent(studioId: string): TimelineRow | null {
       return stmts.mostRecent.get(studioId) ?? null;
@@ -157,16 +179,21 @@ export function createTimelineStore(db: Db, deps: { assets: AssetsStore }) {
      * `which` is the id, or picks it inside the transaction (append's most
      * recent sequence).
      */
-    write(studioId: string, which: string | (() => string), build: (row: TimelineRow) => { doc: TimelineDoc; duration: number }): TimelineRow {
+    write(
+      studioId: string,
+      which: string | (() => string),
+      build: (row: TimelineRow) => { doc: TimelineDoc; duration: number },
+      description: string | null = null,
+    ): TimelineRow {
       let id = '';
       db.transaction(() => {
         id = typeof which === 'string' ? which : which();
         const row = store.own(studioId, id);
         const { doc, duration } = build(row);
         const at = nowIso();
-        stmts.keepRevision.run({ id, revision: row.revision, name: row.name, target: row.target, tracks: row.tracks, created_at: row.updated_at });
+        stmts.keepRevision.run({ id, revision: row.revision, name: row.name, target: row.target, tracks: row.tracks, description: row.description, created_at: row.updated_at });
         stmts.trimRevisions.run(id, row.revision - REVISIONS_KEPT);
-        stmts.update.run({ id, ...docColumns(doc), duration, at });
+        stmts.update.run({ id, ...docColumns(doc), duration, at, description });
         setAssets(id, doc.tracks, at);
       }).immediate();
       return stmts.get.get(id)!;

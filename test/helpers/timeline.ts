@@ -14,8 +14,8 @@ export type Client = ReturnType<typeof client>;
 export const UNKNOWN_ID = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 export const MERGE = 'application/merge-patch+json';
 export const DEFAULT_TARGET = { sample_rate: 48000, fps: 30, width: 1920, height: 1080 };
-export const TIMELINE_KEYS = ['created_at', 'duration', 'id', 'name', 'revision', 'studio_id', 'target', 'tracks', 'updated_at'];
-export const REVISION_KEYS = ['created_at', 'name', 'revision', 'target', 'tracks'];
+export const TIMELINE_KEYS = ['created_at', 'description', 'duration', 'id', 'name', 'revision', 'studio_id', 'target', 'tracks', 'updated_at'];
+export const REVISION_KEYS = ['created_at', 'description', 'name', 'revision', 'target', 'tracks'];
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 let seed = 0;

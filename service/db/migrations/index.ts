@@ -11,9 +11,10 @@ import { m0009Launcher } from './0009-launcher';
 import { m0010Exports } from './0010-exports';
 import { m0011StudiosInstalled } from './0011-studios-installed';
 import { m0012LauncherCredentialUse } from './0012-launcher-credential-use';
+import { m0013TimelineDescriptions } from './0013-timeline-descriptions';
 
 /** Every migration, in order. A new one is a new file and one line here. */
 export const MIGRATIONS: readonly Migration[] = [
   m0001Core, m0002Kv, m0003Sessions, m0004Records, m0005Assets, m0006Jobs, m0007Gallery, m0008Timeline, m0009Launcher,
-  m0010Exports, m0011StudiosInstalled, m0012LauncherCredentialUse,
+  m0010Exports, m0011StudiosInstalled, m0012LauncherCredentialUse, m0013TimelineDescriptions,
 ];

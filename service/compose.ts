@@ -91,13 +91,14 @@ export function composeDomains(config: ServiceConfig, options: ComposeOptions, s
 
   const assets = createAssets(db, {
     ...config,
+    media,
     secret: studios.cursorSecret(),
     studioDirs: (id) => studioDirs(config.dataDir, id),
     reads: { run: (lane, op, args) => previews.run(lane, op, args) },
     cleanStop,
   });
   const sessions = createSessionsStore(db, studios);
-  const gallery = createGalleryStore(db, { assets: assets.store, sessions });
+  const gallery = createGalleryStore(db, { assets: assets.store, sessions, announce: (event) => jobs.publishLauncher('item', event) });
   for (const source of gallery.referenceSources()) assets.store.addReferenceSource(source);
   const timeline = createTimeline(db, { assets, editor, media, jobs, gallery });
   for (const source of timeline.store.referenceSources()) assets.store.addReferenceSource(source);
@@ -133,9 +134,10 @@ export function composeDomains(config: ServiceConfig, options: ComposeOptions, s
       }
     },
     purge: async (id) => {
+      let items: string[] = [];
       const library = db.transaction(() => {
         const at = nowIso();
-        purgeStudioItems(db, id, at);
+        items = purgeStudioItems(db, id, at);
         purgeStudioTimelines(db, id, at);
         purgeStudioSessions(db, id);
         purgeStudioRecords(db, id);
@@ -143,6 +145,7 @@ export function composeDomains(config: ServiceConfig, options: ComposeOptions, s
         recountTaskData(db, id);
         return purgeStudioGrants(db, id);
       }).immediate();
+      gallery.announceDeleted(id, items);
       for (const file of library) removeQuietly(file);
       const dirs = studioDirs(config.dataDir, id);
       for (const dir of [dirs.stage_dir, dirs.data_dir, join(config.dataDir, 'library', id)]) await rm(dir, { recursive: true, force: true });

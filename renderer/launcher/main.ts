@@ -3,6 +3,7 @@ import { EventStream } from '../lib/sse';
 import { ApiFailure, call, query, type Page } from '../lib/api';
 import { h, replace } from '../lib/dom';
 import { galleryPanel } from './gallery';
+import type { ItemEvent } from './gallery/types';
 import { DiskPanel } from './disk';
 import { JobsList, PER_STUDIO, type Job } from './jobs';
 import { problem, showProblem } from './problem';
@@ -46,7 +47,24 @@ function coalesced(work: () => Promise<unknown> | void): () => void {
 }
 
 const reloadDisk = coalesced(() => disk.load());
+/** Disk follows the gallery's item events, read at most once a second (a burst of saves is one or two reads). */
+const reloadDiskSoon = throttled(reloadDisk, 1000);
 const refreshGallery = coalesced(() => gallery.refresh());
+
+/** Runs `work` at once, then at most once per `ms` while calls keep coming (the last call always gets its run). */
+function throttled(work: () => void, ms: number): () => void {
+  let last = 0;
+  let timer = 0;
+  return () => {
+    if (timer) return;
+    const wait = Math.max(0, last + ms - Date.now());
+    timer = window.setTimeout(() => {
+      timer = 0;
+      last = Date.now();
+      work();
+    }, wait);
+  };
+}
 
 const jobs = new JobsList({
   studio: (id) => studioById(id),
@@ -81,10 +99,19 @@ function connect(): void {
   // Each event only changes state; the lists render at the next animation frame.
   events.addEventListener('studio', (e) => studioEvent(JSON.parse((e as MessageEvent<string>).data) as Studio & { removed?: boolean }));
   events.addEventListener('job', (e) => jobs.jobEvent(JSON.parse((e as MessageEvent<string>).data) as Job));
+  // Any studio's item made, changed or deleted (purges too): the gallery applies them once per frame, Disk reads again.
+  events.addEventListener('item', (e) => {
+    gallery.itemEvent(JSON.parse((e as MessageEvent<string>).data) as ItemEvent);
+    reloadDiskSoon();
+  });
   // A job wrote log lines (at most one event per job every 2 s): it is not stalled.
   events.addEventListener('job_output', (e) => jobs.outputEvent(JSON.parse((e as MessageEvent<string>).data) as { id: string; text: string }));
   // After a dropped connection the stream reconnects by itself; reload what may have been missed.
-  events.addEventListener('open', () => void loadAll().catch(showProblem));
+  events.addEventListener('open', () => {
+    void loadAll().catch(showProblem);
+    refreshGallery(); // items made while the stream was down
+    reloadDiskSoon();
+  });
 }
 
 function signedOut(problem?: string): void {

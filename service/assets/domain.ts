@@ -43,6 +43,8 @@ export interface AssetsOptions {
   reads?: ReadRunner;
   /** The previous run stopped cleanly (service/clean-stop.ts): recovery past its first part is skipped. */
   cleanStop?: boolean;
+  /** The service's media scope: video and sound thumbnails' ffmpeg runs end at its close. */
+  media?: { signal: AbortSignal };
 }
 
 export function createAssets(db: Db, options: AssetsOptions): AssetsDomain {
@@ -55,10 +57,14 @@ export function createAssets(db: Db, options: AssetsOptions): AssetsDomain {
     recovery,
     stopsClean: () => recovery.settled() && blobs.leftovers() === 0,
     ingest: createIngest(store, blobs),
-    thumbs: createThumbnailer(blobs, (sha256) => {
-      const row = store.bySha(sha256);
-      return row !== null && row.reclaimed_at === null;
-    }),
+    thumbs: createThumbnailer(
+      blobs,
+      (sha256) => {
+        const row = store.bySha(sha256);
+        return row !== null && row.reclaimed_at === null;
+      },
+      { signal: options.media?.signal, onDuration: (sha256, seconds) => store.fillDuration(sha256, seconds) },
+    ),
     reclaimer: createReclaimer(
       store,
       blobs,

@@ -20,11 +20,12 @@ import { mediaUrlRoutes, type MediaUrlOptions } from './media-urls';
 /**
  *   POST /assets                upload (streamed body; 201 new, 200 bytes already stored)
  *   GET  /assets/{id}           the bytes; one Range -> 206; If-None-Match -> 304; HEAD
- *   GET  /assets/{id}/thumb     320 px WebP of an image, cached
+ *   GET  /assets/{id}/thumb     320 px WebP of an image, a video's poster frame or a sound's waveform, cached
  *   POST /assets:adopt          hardlink a file of the stage or data folder
  *   POST /assets:reclaim        preview, then confirm
  *   POST /launcher/assets:reclaim  the same over every studio's assets (launcher credential)
  *   GET  /launcher/assets/{id}, /launcher/assets/{id}/thumb   the two reads above as the asset's first reader
+ *   GET  /launcher/assets/{id}/info   the Asset record as its first reader sees it (length, file name) for the gallery
  *   GET  /launcher/disk         what the stored assets take, in all and per studio (the Disk panel)
  *   POST /launcher/media-urls, GET /media/{token}   short-lived URLs for the pages' <img> and <video> (media-urls.ts)
  *
@@ -114,8 +115,11 @@ export function assetRoutes(domain: AssetsDomain, media?: MediaUrlOptions): Rout
     route({
       method: 'GET',
       path: '/assets/{id}/thumb',
-      summary: 'A 320 px wide WebP thumbnail of an image asset',
-      description: 'Generated once and cached. Video and audio (and other) assets: 501 `unsupported`.',
+      summary: 'A 320 px wide WebP thumbnail: the picture, a video\'s poster frame, or a sound\'s waveform',
+      description:
+        'Generated once per sha256 and cached. A video gets one frame a quarter in (at most 5 s); a sound gets its whole waveform, ' +
+        'whose x axis spans exactly 0..duration with no margin (crop it to show a range). Video and sound need ffmpeg: without it, ' +
+        'or for a file it cannot read, 501 `unsupported`; `other` assets: 501.',
       capability: 'assets',
       params: idParams,
       query: thumbQuery,
@@ -125,10 +129,10 @@ export function assetRoutes(domain: AssetsDomain, media?: MediaUrlOptions): Rout
       errors: [400, 404, 410, 501],
       async handle({ seen: view, ctx }) {
         if (view.reclaimed_at !== null) throw ApiError.assetMissing();
-        if (view.kind !== 'image') throw ApiError.unsupported(`Thumbnails exist for images only; this asset is ${view.kind}.`);
+        if (view.kind === 'other') throw ApiError.unsupported('Thumbnails exist for images, video and sound; this asset is other.');
         const source = blobs.blobPath(view.sha256, view.ext);
         await closeAsync(await openBlob(domain, view));
-        const path = await thumbs.ensure(view.sha256, source);
+        const path = await thumbs.ensure(view.sha256, source, view.kind);
         const etag = `${view.sha256}-${THUMB_WIDTH}`;
         let fd: number;
         try {
@@ -226,8 +230,23 @@ export function assetRoutes(domain: AssetsDomain, media?: MediaUrlOptions): Rout
     });
   return [
     ...routes,
+    route({
+      method: 'GET',
+      path: '/launcher/assets/{id}/info',
+      summary: "Any asset's record: kind, size, file name, length (the launcher)",
+      description:
+        'The Asset as the first studio granted it sees it (its file name and library path), for the launcher\'s gallery: the length of a video or sound ' +
+        '(`duration_s`: the studio\'s hint, else what ffprobe measured once its thumbnail was made) and the name a download keeps. ' +
+        'A reclaimed asset still has its record. An asset no studio can read: 404.',
+      capability: 'launcher',
+      params: idParams,
+      visible: ({ params }) => readable(asFirstReader(params), params.id),
+      success: { status: 200, description: 'Asset', schema: asset },
+      errors: [404],
+      handle: ({ seen }) => ({ status: 200, body: assetJson(seen) }),
+    }),
     launcherSide('/assets/{id}', "Read any asset's bytes (the launcher)"),
-    launcherSide('/assets/{id}/thumb', "Any image asset's thumbnail (the launcher)"),
+    launcherSide('/assets/{id}/thumb', "Any asset's thumbnail: picture, poster frame or waveform (the launcher)"),
     ...(media ? mediaUrlRoutes(routes, store, media) : []),
   ];
 }

@@ -119,6 +119,7 @@ export function createAssetsStore(db: Db) {
       `UPDATE assets SET reclaimed_at = NULL, referenced_at = NULL, pinned = max(pinned, @pinned) WHERE id = @id`,
     ),
     pin: db.prepare('UPDATE assets SET pinned = 1 WHERE id = ?'),
+    fillDuration: db.prepare('UPDATE assets SET duration_s = ? WHERE sha256 = ? AND duration_s IS NULL'),
     grant: db.prepare(
       'INSERT OR IGNORE INTO asset_access (asset_id, studio_id, filename, library_path, granted_at) VALUES (?, ?, ?, NULL, ?)',
     ),
@@ -188,6 +189,11 @@ export function createAssetsStore(db: Db) {
 
     bySha(sha256: string): AssetRow | null {
       return stmts.bySha.get(sha256) ?? null;
+    },
+
+    /** A video or sound file's probed length where the studio gave no `duration_s` hint (thumbs.ts); a given hint stays. */
+    fillDuration(sha256: string, seconds: number): void {
+      if (Number.isFinite(seconds) && seconds >= 0) stmts.fillDuration.run(seconds, sha256);
     },
 
     /** A new asset and the uploader's access, in one transaction. */

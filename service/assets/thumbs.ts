@@ -5,6 +5,7 @@ import { ApiError } from '../core/errors';
 import { removeQuietly, type BlobStore } from './blobs';
 import { THUMB_WIDTH } from './schema';
 import { decoderBytes } from './decoder-input';
+import { drawMediaPicture } from './media-thumbs';
 
 /**
  * Thumbnails (docs/api.md "Thumbnail `GET /assets/{id}/thumb`"): 320 px wide WebP,
@@ -22,12 +23,27 @@ import { decoderBytes } from './decoder-input';
  *   it in the blob store once drew another studio's image into its thumbnail
  *   (docs/security.md, Inputs: thumbnails). An image larger than MAX_DECODED_BYTES
  *   gets no thumbnail (decoder-input.ts).
+ * - Video and sound (media-thumbs.ts): ffmpeg draws a poster frame or the
+ *   whole file's waveform into a PNG beside the temp file, which is then
+ *   made into the WebP as an image is; the same slots bound it, so at most
+ *   MAX_JOBS ffmpeg runs make thumbnails at once, off the serving thread (a
+ *   child process). The probe's length is handed to `onDuration` (the asset's
+ *   `duration_s` when the studio gave none).
  */
 
 const MAX_JOBS = 2;
 
+export type ThumbKind = 'image' | 'video' | 'audio';
+
+export interface ThumbnailerOptions {
+  /** Ends the ffmpeg runs at the service's stop (its MediaScope). */
+  signal?: AbortSignal;
+  /** A video or sound file's probed length, once per thumbnail made. */
+  onDuration?: (sha256: string, seconds: number) => void;
+}
+
 /** `isLive(sha256)`: a live (not reclaimed) asset has these bytes. */
-export function createThumbnailer(blobs: BlobStore, isLive: (sha256: string) => boolean) {
+export function createThumbnailer(blobs: BlobStore, isLive: (sha256: string) => boolean, options: ThumbnailerOptions = {}) {
   sharp.cache(false); // cached operations would keep reclaimed blobs open
   sharp.concurrency(1);
   const inflight = new Map<string, Promise<void>>();
@@ -45,15 +61,25 @@ export function createThumbnailer(blobs: BlobStore, isLive: (sha256: string) => 
     }
   }
 
-  async function generate(sha256: string, source: string, target: string): Promise<void> {
+  async function generate(sha256: string, source: string, target: string, kind: ThumbKind): Promise<void> {
     const tmp = blobs.tempPath();
+    const picture = `${tmp}.png`;
     try {
-      const input = await decoderBytes(source);
-      await sharp(input).rotate().resize({ width: THUMB_WIDTH }).webp({ quality: 80 }).toFile(tmp);
+      if (kind === 'image') {
+        const input = await decoderBytes(source);
+        await sharp(input).rotate().resize({ width: THUMB_WIDTH }).webp({ quality: 80 }).toFile(tmp);
+      } else {
+        const { duration_s } = await drawMediaPicture(kind, source, picture, options.signal);
+        // Exactly THUMB_WIDTH wide, nothing cropped: a waveform's x axis still spans the whole file.
+        await sharp(picture).resize({ width: THUMB_WIDTH }).webp({ quality: 80 }).toFile(tmp);
+        if (duration_s !== null && options.onDuration) options.onDuration(sha256, duration_s);
+      }
     } catch (err) {
       removeQuietly(tmp);
       if (err instanceof ApiError) throw err;
-      throw ApiError.unsupported(`No thumbnail can be made of this image: ${(err as Error).message}`);
+      throw ApiError.unsupported(`No thumbnail can be made of this ${kind}: ${(err as Error).message}`);
+    } finally {
+      if (kind !== 'image') removeQuietly(picture);
     }
     // Durable before it gets its name: after a power loss an empty cached file would be served for ever.
     const handle = await open(tmp, 'r');
@@ -80,17 +106,17 @@ export function createThumbnailer(blobs: BlobStore, isLive: (sha256: string) => 
       removeQuietly(target);
       return;
     }
-    console.error(`assets: thumbnail made ${target}`);
+    console.error(`assets: thumbnail made ${target} (${kind})`);
   }
 
   return {
     /** The cached thumbnail's path, made first when missing. `source` is the blob. */
-    async ensure(sha256: string, source: string): Promise<string> {
+    async ensure(sha256: string, source: string, kind: ThumbKind = 'image'): Promise<string> {
       const target = blobs.thumbPath(sha256, THUMB_WIDTH);
       let job = inflight.get(sha256);
       if (!job) {
         if (existsSync(target)) return target;
-        job = inSlot(() => generate(sha256, source, target)).finally(() => inflight.delete(sha256));
+        job = inSlot(() => generate(sha256, source, target, kind)).finally(() => inflight.delete(sha256));
         inflight.set(sha256, job);
       }
       await job;

@@ -22,6 +22,9 @@ import type { GalleryStore, Viewer } from './store';
  *   GET    /launcher/gallery/items        every studio's items (`studio` narrows; no `scope`)
  *   GET    /launcher/gallery/items/{id}, /launcher/gallery/items/{id}/lineage
  *   GET    /launcher/assets/{id}/lineage  as the asset's first reader, seeing every studio's items
+ * and the user's changes to any studio's item, acting as the studio that owns it:
+ *   PATCH  /launcher/gallery/items/{id}   title, tags, starred (the studio route's ItemUpdate)
+ *   DELETE /launcher/gallery/items/{id}   soft delete
  */
 export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads; assets: AssetsStore; cursors: CursorCodec }): Route[] {
   const { gallery, reads, assets, cursors } = deps;
@@ -161,8 +164,11 @@ export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads
     }),
   ];
 
-  const mirror = (path: string, m: LauncherMirror<any, any>) => launcherMirror(findRoute(routes, 'GET', path), m);
+  const mirror = (path: string, m: LauncherMirror<any, any>, method: 'GET' | 'PATCH' | 'DELETE' = 'GET') =>
+    launcherMirror(findRoute(routes, method, path), m);
   const everyStudio = () => EVERY_STUDIO_READER;
+  // The user may change any studio's item: the change is made as the studio that owns it (404 when none does).
+  const itemOwner = ({ id }: { id: string }) => actingPrincipal(gallery.ownerOf(id), ['gallery']);
   return [
     ...routes,
     mirror('/gallery/items', {
@@ -178,6 +184,26 @@ export function galleryRoutes(deps: { gallery: GalleryStore; reads: GalleryReads
       summary: "Upstream lineage of any studio's item (the launcher)",
       description: 'As `GET /gallery/items/{id}/lineage` for a reader of every studio: every live item of the walk is shown.',
     }),
+    mirror(
+      '/gallery/items/{id}',
+      {
+        actingAs: itemOwner,
+        summary: "Change any studio's item: title, tags or star (the launcher)",
+        description:
+          "As `PATCH /gallery/items/{id}`, acting as the studio that owns the item: the same closed merge patch (any other member is 400), the same limits. An unknown or deleted item is 404. Announced as an `item` event (`updated`) on `/launcher/events`.",
+      },
+      'PATCH',
+    ),
+    mirror(
+      '/gallery/items/{id}',
+      {
+        actingAs: itemOwner,
+        summary: "Delete any studio's item (soft; the launcher)",
+        description:
+          "As `DELETE /gallery/items/{id}`, acting as the studio that owns the item: it leaves every list, search and lineage page. An unknown or already deleted item is 404. Announced as an `item` event (`deleted`) on `/launcher/events`.",
+      },
+      'DELETE',
+    ),
     mirror('/assets/{id}/lineage', {
       // The asset as its first reader sees it; the items as a reader of every studio.
       actingAs: ({ id }: { id: string }) => {

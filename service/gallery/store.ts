@@ -56,6 +56,13 @@ export interface NewItem {
   timeline_id?: string | null;
 }
 
+/** What `/launcher/events` says of an item (docs/api.md §Launcher events): created, changed or gone. */
+export interface ItemEvent {
+  id: string;
+  studio_id: string;
+  change: 'created' | 'updated' | 'deleted';
+}
+
 export interface ItemPatch {
   title?: string | null;
   tags?: readonly string[] | null;
@@ -182,8 +189,26 @@ export function createGalleryReader(db: Db) {
 
 export type GalleryReader = ReturnType<typeof createGalleryReader>;
 
-export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions: SessionsStore }) {
+export function createGalleryStore(
+  db: Db,
+  deps: { assets: AssetsStore; sessions: SessionsStore; announce?: (event: ItemEvent) => void },
+) {
   const { assets, sessions } = deps;
+  /**
+   * Told after the write is committed: a write inside a caller's transaction (an
+   * export records its item in its own) is announced once that has committed, in
+   * a microtask, and only if the item is then as announced (a rolled back write says nothing).
+   */
+  const announce = (event: ItemEvent): void => {
+    if (!deps.announce) return;
+    const tell = deps.announce;
+    if (!db.inTransaction) return tell(event);
+    queueMicrotask(() => {
+      const row = stmts.get.get(event.id);
+      const holds = event.change === 'deleted' ? row === undefined || row.deleted_at !== null : row !== undefined && row.deleted_at === null;
+      if (holds) tell(event);
+    });
+  };
   const reader = createGalleryReader(db);
   const stmts = {
     get: db.prepare<[string], ItemRow & { deleted_at: string | null }>(
@@ -253,7 +278,7 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
         return !seen.has(key) && seen.add(key) !== undefined;
       });
       const { doc: params, text: paramsText } = boundedDocument(item.params ?? {}, 'params', LIMITS.paramsBytes);
-      return db
+      const created = db
         .transaction(() => {
           const kind = usableAsset(studioId, item.asset_id, 'The asset');
           for (const n of inputs) usableAsset(studioId, n.asset_id, 'The input asset');
@@ -286,6 +311,8 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
           return { seq, ...row };
         })
         .immediate();
+      announce({ id: created.id, studio_id: studioId, change: 'created' });
+      return created;
     },
 
     /** A live item the viewer may see (own, or any with read_all); else 404. */
@@ -298,9 +325,21 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
       ownRow(studioId, id);
     },
 
+    /** The studio a live item belongs to (the launcher's changes act as it); 404 for an unknown or deleted item. */
+    ownerOf(id: string): string {
+      const row = stmts.get.get(id);
+      if (!row || row.deleted_at !== null) throw ApiError.notFound('The item');
+      return row.studio_id;
+    },
+
+    /** Items a purge deleted (purgeStudioItems), announced once the purge has committed. */
+    announceDeleted(studioId: string, ids: readonly string[]): void {
+      for (const id of ids) announce({ id, studio_id: studioId, change: 'deleted' });
+    },
+
     /** Closed merge patch (docs/api.md "Update and delete"): title, tags (replace the set; null clears), starred. */
     update(studioId: string, id: string, patch: ItemPatch): ItemRow {
-      return db
+      const updated = db
         .transaction(() => {
           const current = ownRow(studioId, id);
           const next: ItemRow = { ...current, updated_at: nowIso() };
@@ -320,6 +359,8 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
           return next;
         })
         .immediate();
+      announce({ id, studio_id: studioId, change: 'updated' });
+      return updated;
     },
 
     /** Soft delete: the item leaves every list, search and lineage page; rows stay for reclaim. */
@@ -329,6 +370,7 @@ export function createGalleryStore(db: Db, deps: { assets: AssetsStore; sessions
         stmts.softDelete.run(nowIso(), current.seq);
         stmts.unindex.run(current.seq);
       }).immediate();
+      announce({ id, studio_id: studioId, change: 'deleted' });
     },
 
     /** What counts against asset reclaim (see galleryReferenceSources). */
@@ -383,13 +425,17 @@ function shown(viewer: Viewer): { all: number; studio: string } {
 
 export type GalleryStore = ReturnType<typeof createGalleryStore>;
 
-/** Uninstall with purge: the studio's live items are deleted (soft, as DELETE does) and leave the search index. In the caller's transaction. */
-export function purgeStudioItems(db: Db, studioId: string, at: string): void {
-  const seqs = db.prepare<[string], number>('SELECT seq FROM gallery_items WHERE studio_id = ? AND deleted_at IS NULL').pluck().all(studioId);
+/**
+ * Uninstall with purge: the studio's live items are deleted (soft, as DELETE does) and leave the search index.
+ * In the caller's transaction; returns their ids, for the store's `announceDeleted` once it has committed.
+ */
+export function purgeStudioItems(db: Db, studioId: string, at: string): string[] {
+  const rows = db.prepare<[string], { seq: number; id: string }>('SELECT seq, id FROM gallery_items WHERE studio_id = ? AND deleted_at IS NULL').all(studioId);
   const softDelete = db.prepare('UPDATE gallery_items SET deleted_at = ? WHERE seq = ?');
   const unindex = db.prepare('DELETE FROM gallery_search WHERE rowid = ?');
-  for (const seq of seqs) {
+  for (const { seq } of rows) {
     softDelete.run(at, seq);
     unindex.run(seq);
   }
+  return rows.map((r) => r.id);
 }

@@ -26,7 +26,7 @@ import type { InstalledStudio, LauncherStore } from './store';
  *   POST /launcher/jobs/{id}:cancel             cancel any running job
  *   POST /launcher/jobs/{id}:retry              run a failed install, build, download or update again
  *   GET  /launcher/examples                     the example studios that ship with Backlot
- *   GET  /launcher/events                       `job` and `studio` events
+ *   GET  /launcher/events                       `job`, `studio` and `item` events
  */
 
 export interface LauncherRoutesDeps {
@@ -273,7 +273,9 @@ export function launcherRoutes(d: LauncherRoutesDeps): Route[] {
       method: 'GET',
       path: '/launcher/events',
       summary: "The launcher's event channel (server-sent events)",
-      description: '`job` (a Job) whenever any studio\'s job changes, and `studio` (a Studio, or `{"id", "removed": true}`) whenever a studio changes.',
+      description:
+        '`job` (a Job) whenever any studio\'s job changes, `studio` (a Studio, or `{"id", "removed": true}`) whenever a studio changes, ' +
+        'and `item` (`{"id", "studio_id", "change"}`, `change` = `created`, `updated` or `deleted`) whenever any studio\'s gallery item changes, purges included.',
       capability: 'launcher',
       successType: 'text/event-stream',
       success: { status: 200, description: 'Event stream' },

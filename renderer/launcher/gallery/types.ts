@@ -1,0 +1,58 @@
+/** The gallery's shapes (docs/api.md §Gallery, §Launcher events). */
+
+export interface Item {
+  id: string;
+  studio_id: string;
+  asset_id: string;
+  kind: 'image' | 'video' | 'audio' | 'other';
+  title: string | null;
+  tags: string[];
+  starred: boolean;
+  session_id: string | null;
+  params: Record<string, unknown>;
+  inputs: { asset_id: string; role: string }[];
+  timeline_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** `GET /launcher/assets/{id}/info`: what a tile and a download need of the asset. */
+export interface AssetInfo {
+  id: string;
+  filename: string;
+  duration_s: number | null;
+  size: number;
+  mime: string;
+}
+
+/** An `item` event of `/launcher/events`. */
+export interface ItemEvent {
+  id: string;
+  studio_id: string;
+  change: 'created' | 'updated' | 'deleted';
+}
+
+export interface Filters {
+  q: string;
+  tags: string[];
+  studio: string;
+  starred: boolean;
+}
+
+/** The change of `PATCH /launcher/gallery/items/{id}` (the studio route's ItemUpdate). */
+export interface ItemChange {
+  title?: string | null;
+  tags?: string[] | null;
+  starred?: boolean;
+}
+
+/** What a tile or a lineage entry is called: its title, else its prompt, else its kind. */
+export function nameOf(item: Item): string {
+  const prompt = typeof item.params.prompt === 'string' ? item.params.prompt : '';
+  return (item.title ?? '').trim() || prompt.trim() || `Untitled ${item.kind}`;
+}
+
+/** Tags as typed in a field: comma-separated, trimmed, empty ones dropped, each once. */
+export function parseTags(text: string): string[] {
+  return [...new Set(text.split(',').map((t) => t.trim()).filter(Boolean))];
+}

@@ -1,6 +1,6 @@
 /**
  * The launcher page's rendering rhythm: changes are recorded in state as they arrive and
- * the DOM is brought up to date at most once per animation frame (renderer/README.md §Jobs),
+ * the DOM is brought up to date at most once per animation frame (renderer/README.md "Launcher: jobs and disk"),
  * so a burst of events costs one render, not one per event. A hidden page renders nothing
  * until it is shown again (browsers pause animation frames there), and then only once.
  */

@@ -2,7 +2,7 @@
  * Which job rows the launcher shows, in which order (pure; test/unit/launcher-job-plan.test.ts).
  *
  * One studio may create jobs without end (a studio with `jobs` is untrusted code), so the
- * list is fair by studio rather than a plain "newest N" (renderer/README.md §Jobs):
+ * list is fair by studio rather than a plain "newest N" (renderer/README.md "Launcher: jobs and disk"):
  *
  * - Each studio shows at most `perStudio` rows: its unfinished jobs first (newest first),
  *   then its newest finished ones to fill the rest. Its other jobs fold into one

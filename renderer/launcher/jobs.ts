@@ -11,7 +11,7 @@ import { showProblem } from './problem';
 export type { Job } from './job-row';
 
 /**
- * The launcher's jobs list (renderer/README.md §Jobs). State first: every known job by
+ * The launcher's jobs list (renderer/README.md "Launcher: jobs and disk"). State first: every known job by
  * id, what this page asked (cancels, the open job, expanded studios) and each job's last
  * sign of life. Events and actions change the state and mark the ids they touched; one
  * render per animation frame then updates only those rows in place (keyed by id: the

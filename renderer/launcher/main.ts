@@ -15,7 +15,7 @@ import { diagnosticsControl } from './diagnostics';
  * The launcher UI: studios (install, start, stop, open, uninstall) and every studio's
  * jobs with progress and Cancel, kept current by the launcher's event channel
  * (`/api/v1/launcher/events`), never by polling. The lists keep their own state and
- * render at most once per animation frame (studios.ts, jobs.ts; renderer/README.md §Jobs).
+ * render at most once per animation frame (studios.ts, jobs.ts; renderer/README.md "Launcher: jobs and disk").
  */
 
 const root = document.getElementById('app')!;
@@ -87,7 +87,7 @@ async function loadAll(): Promise<void> {
   setStudios(s.items, since);
   jobs.merge(j.items);
   // The newest jobs overall may all be one busy studio's: each studio's own newest are read
-  // too, so no studio's running jobs are missing after a load (renderer/README.md §Jobs).
+  // too, so no studio's running jobs are missing after a load (renderer/README.md "Launcher: jobs and disk").
   const each = await Promise.all(
     s.items.map((st) => call<Page<Job>>(`/launcher/jobs${query({ studio: st.id, limit: PER_STUDIO })}`).catch(() => null)),
   );

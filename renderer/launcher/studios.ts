@@ -6,33 +6,18 @@ import { JobLogView, studioLogSource } from './job-log';
 import { act, showProblem } from './problem';
 import { onStudioTailReady, retryStudio, studioFailureBlock } from './studio-failure';
 import { confirmUpdate } from './update';
+import type { Studio } from '../lib/api-types';
 
 /**
  * The launcher's studios list: state (every installed studio by id) changed by the
  * list read and by `studio` events, and one render per animation frame that rebuilds
- * only the rows of studios that changed (renderer/README.md §Jobs: the same rhythm as
+ * only the rows of studios that changed (renderer/README.md "Launcher: jobs and disk": the same rhythm as
  * the jobs list), so a burst of studio events cannot hold the page. Each card shows
  * where the studio lives (its origin, as a link), why it failed, and its Console (its
  * own output, live, through the job log reader).
  */
 
-export interface Studio {
-  id: string;
-  name: string;
-  version: string;
-  description: string | null;
-  state: string;
-  heavy: boolean;
-  port: number | null;
-  origin: string;
-  capabilities: string[];
-  linked: boolean;
-  source: string;
-  installed: boolean;
-  last_error: string | null;
-  created_at: string;
-  updated_at: string;
-}
+export type { Studio };
 
 const BUSY = ['installing', 'starting', 'stopping', 'uninstalling'];
 const LIVE = ['starting', 'running', 'stopping'];
@@ -104,7 +89,7 @@ export function studioEvent(s: Studio & { removed?: boolean }): void {
   const before = studios.get(s.id);
   const now = performance.now();
   seenAt.set(s.id, now);
-  if (s.state === 'uninstalled' || s.removed) {
+  if (s.removed) {
     studios.delete(s.id);
     removedAt.set(s.id, now);
     consoles.get(s.id)?.close();

@@ -3,7 +3,7 @@
  * time: a record read from the list replaces the known one only when it is
  * as new or newer (`updated_at`). An event that arrived while the list was
  * being read is newer than the list, so a reconnect's reload never brings an
- * old state back (renderer/README.md §Jobs). Used by the launcher's job and
+ * old state back (renderer/README.md "Launcher: jobs and disk"). Used by the launcher's job and
  * studio lists.
  */
 

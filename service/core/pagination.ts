@@ -84,7 +84,7 @@ export function integerPosition(values: readonly CursorValue[]): number {
 }
 
 /**
- * Bytes of item JSON a page may hold (docs/api.md §Pagination). Every list
+ * Bytes of item JSON a page may hold (docs/api.md "Pages"). Every list
  * route cuts its pages here, so no studio's page can grow into hundreds of
  * MB (a V8 string has a length limit; building one holds the event loop):
  * a page stops at `limit` items or once its items' JSON passes this many

@@ -1,20 +1,8 @@
-/** The gallery's shapes (docs/api.md §Gallery, §Launcher events). */
+/** The gallery's shapes (docs/api.md "Gallery", "Launcher events"); the item itself comes from lib/api-types.ts, generated from the OpenAPI document. */
 
-export interface Item {
-  id: string;
-  studio_id: string;
-  asset_id: string;
-  kind: 'image' | 'video' | 'audio' | 'other';
-  title: string | null;
-  tags: string[];
-  starred: boolean;
-  session_id: string | null;
-  params: Record<string, unknown>;
-  inputs: { asset_id: string; role: string }[];
-  timeline_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
+import type { Item } from '../../lib/api-types';
+
+export type { Item };
 
 /** `GET /launcher/assets/{id}/info`: what a tile and a download need of the asset. */
 export interface AssetInfo {

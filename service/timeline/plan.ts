@@ -58,7 +58,7 @@ export function planExport(doc: TimelineDoc, sourceOf: (assetId: string) => Clip
 
   const v1 = doc.tracks.V1 ?? [];
   const reference = v1.map((c) => sourceOf(c.asset_id).probe?.video).find((v): v is VideoStreamInfo => !!v && !v.still) ?? null;
-  const referenceName = reference ? `V1 #${v1.findIndex((c) => sourceOf(c.asset_id).probe?.video === reference)}` : '';
+  const referenceName = reference ? `V1 #${v1.findIndex((c) => sourceOf(c.asset_id).probe?.video === reference) + 1}` : '';
   const { end: sequenceEnd, track: lastTrack } = sequenceEndSeconds(doc);
   let v1End = 0;
 

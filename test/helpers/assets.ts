@@ -83,5 +83,9 @@ export async function makeJpeg(width: number, height: number, seed: number, nois
 }
 
 export async function makePng(width: number, height: number, seed: number): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 4, background: { r: seed % 256, g: 10, b: 20, alpha: 1 } } }).png().toBuffer();
+  // All 24 bits of the seed pick the colour (the same picture as before for seeds under 256): with the red
+  // channel alone, two random seeds in one file named the same bytes one time in 256, and an upload
+  // meant to be new was a 200 re-upload.
+  const background = { r: seed % 256, g: (10 + (seed >> 8)) % 256, b: (20 + (seed >> 16)) % 256, alpha: 1 };
+  return sharp({ create: { width, height, channels: 4, background } }).png().toBuffer();
 }

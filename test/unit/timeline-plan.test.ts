@@ -103,7 +103,7 @@ describe('planExport: copy', () => {
 });
 
 describe('planExport: one reason per row (the second clip differs from the first, or from the target)', () => {
-  const REF = '(V1 #0)';
+  const REF = '(V1 #1)';
   const rows: { name: string; b?: Partial<VideoStreamInfo>; source?: ClipSource; clip?: Partial<Clip>; start?: number; reason: string }[] = [
     { name: 'frame size', b: { width: 256, height: 144 }, reason: "Its frame size 256x144 differs from the target's 320x180" },
     { name: 'frame rate', b: { frame_rate: '30/1' }, reason: "Its frame rate 30 fps differs from the target's 25 fps" },
@@ -241,7 +241,7 @@ describe('planExport: the reference is the first non-still V1 video clip', () =>
         'It is a still image: it becomes a video clip by encoding',
         'It is a still image: it becomes a video clip by encoding',
         null,
-        'Its profile High differs from Main in the first video clip (V1 #2)',
+        'Its profile High differs from Main in the first video clip (V1 #3)',
       ],
     );
   });
@@ -250,7 +250,7 @@ describe('planExport: the reference is the first non-still V1 video clip', () =>
     const result = plan({ V1: [at('a', 0, 0.5), at('b', 0.5)] }, { a: videoSource({ profile: 'Main' }), b: videoSource() });
     assert.deepEqual(
       result.clips.map((c) => c.reason),
-      ['It is trimmed: it ends 0.5 s before the end of its 1 s source', 'Its profile High differs from Main in the first video clip (V1 #0)'],
+      ['It is trimmed: it ends 0.5 s before the end of its 1 s source', 'Its profile High differs from Main in the first video clip (V1 #1)'],
     );
   });
 
@@ -259,7 +259,7 @@ describe('planExport: the reference is the first non-still V1 video clip', () =>
     assert.equal(
       withRef.clips[1]!.reason,
       'It is on V2: tracks above V1 are composited over it, which needs encoding; ' +
-        'its pixel format yuv422p differs from yuv420p in the first video clip (V1 #0)',
+        'its pixel format yuv422p differs from yuv420p in the first video clip (V1 #1)',
     );
     const noRef = plan({ V1: [at('img', 0)], V2: [at('b', 0)] }, { img: IMAGE, b: videoSource({ pix_fmt: 'yuv422p' }) });
     assert.deepEqual(

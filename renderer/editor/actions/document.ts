@@ -1,6 +1,5 @@
 import { ApiFailure, call, query, type Page } from '../../lib/api';
-import { authHeaders } from '../../lib/credential';
-import type { Job } from '../../lib/api-types';
+import type { Asset, Job } from '../../lib/api-types';
 import { frameRate } from '../frames';
 import { base, clipReasons, failureText } from '../read';
 import { ports, renderNow, requestRender, state } from '../state';
@@ -123,7 +122,7 @@ export async function loadExports(): Promise<void> {
 
 const assetLoads = new Map<string, Promise<void>>();
 
-/** What kind each clip's asset is (its type, from HEAD) and a title (its newest gallery item's), once per asset. */
+/** What kind each clip's asset is (its record, from /launcher/assets/{id}/info) and a title (its newest gallery item's), once per asset. */
 export async function loadAssets(): Promise<void> {
   if (!state.tl) return;
   const ids = [...new Set(Object.values(state.tl.tracks).flat().map((c) => c.asset_id))].slice(0, 200);
@@ -142,9 +141,8 @@ function loadAsset(id: string): Promise<void> {
       let kind: AssetInfo['kind'] = 'unknown';
       let titleText: string | null = null;
       try {
-        const res = await fetch(`/api/v1/launcher/assets/${id}`, { method: 'HEAD', headers: authHeaders(), credentials: 'omit' });
-        const type = res.ok ? (res.headers.get('Content-Type') ?? '') : '';
-        kind = type.startsWith('image/') ? 'image' : type.startsWith('video/') ? 'video' : type.startsWith('audio/') ? 'audio' : 'unknown';
+        const asset = await call<Asset>(`/launcher/assets/${encodeURIComponent(id)}/info`);
+        kind = asset.kind === 'other' ? 'unknown' : asset.kind;
       } catch {
         // unknown: shown as such
       }

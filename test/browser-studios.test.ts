@@ -147,14 +147,26 @@ describe('example studios in real Chromium', { timeout: 150_000 }, () => {
       ]);
       assert.ok((await countBrushPixels(page, brush.color)) > 200, 'the strokes are on the canvas, in the brush colour');
 
+      // The launcher, open beside it (as a desktop window would be), its gallery loaded.
+      const launcher = await context.newPage();
+      const login = svc.cli(['login-url']);
+      assert.equal(login.code, 0, login.stderr);
+      await signIn(launcher, login.stdout);
+      await launcher.locator('#gallery .g-grid, #gallery .g-empty').first().waitFor({ timeout: 30_000 });
+
       await page.locator('#prompt').fill(prompt);
       await page.locator('#tags').fill('lighthouse, dusk, lighthouse,  test ');
       await page.locator('#save').click();
       await page.locator('#status[data-kind="ok"]').waitFor({ timeout: 15_000 }).catch(async (err) => {
         throw new Error(`save did not succeed: ${await page.locator('#status').textContent()} (${err})`);
       });
+      const savedAt = Date.now();
       const itemId = /item ([0-9A-Z]{26})/.exec((await page.locator('#status').textContent()) ?? '')?.[1];
       assert.match(itemId ?? '', ULID, 'the status names the new gallery item');
+      // The save shows in the open launcher with no action there, within a second (its `item` event).
+      await launcher.locator(`#gallery .g-tile[data-item-id="${itemId}"]`).waitFor({ timeout: 1000 });
+      console.log(`# sketchpad save shown in the launcher ${Date.now() - savedAt} ms after the studio said it was saved`);
+      await launcher.close();
 
       // Its thumbnail, loaded by the browser through the studio's own origin.
       const img = page.locator(`#gallery img[data-item-id="${itemId}"]`);

@@ -24,6 +24,8 @@ export interface RowContext {
   /** The failed job's log tail has been read (its failure block is complete). */
   tailRead(id: string): boolean;
   studioVersion(studioId: string): string | null;
+  /** The studio's name while it is installed, else null (its id is shown then). */
+  studioName(studioId: string): string | null;
   toggle(id: string): void;
   cancel(id: string): void;
   openLog(id: string): void;
@@ -101,7 +103,8 @@ export class JobRow {
     setText(this.title, job.title);
     setAttr(this.title, 'aria-expanded', String(isOpen));
     setText(this.kind, job.kind);
-    setText(this.studio, job.studio_id);
+    setText(this.studio, this.ctx.studioName(job.studio_id) ?? job.studio_id);
+    setAttr(this.studio, 'title', job.studio_id);
 
     const pct = job.progress_den > 0 ? Math.min(100, Math.round((job.progress_num / job.progress_den) * 100)) : null;
     this.bar.classList.toggle('indeterminate', pct === null);

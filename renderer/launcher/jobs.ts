@@ -83,6 +83,7 @@ export class JobsList {
     lastLine: (id) => this.lastLine.get(id),
     tailRead: (id) => this.tails.has(id),
     studioVersion: (studioId) => this.o.studio(studioId)?.version ?? null,
+    studioName: (studioId) => this.o.studio(studioId)?.name ?? null,
     toggle: (id) => this.toggleJob(id),
     cancel: (id) => this.cancel(id),
     openLog: (id) => this.openJob(id),

@@ -310,7 +310,9 @@ describe('launcher gallery panel', { timeout: 300_000 }, () => {
 
       await page.getByRole('checkbox', { name: 'Starred only' }).check();
       await waitForTiles(page, [c.id, a.id]);
-      assert.equal(await page.locator('#gallery .g-tile .g-star').count(), 2, 'both tiles show their star');
+      await page
+        .waitForFunction(() => document.querySelectorAll('#gallery .g-tile .g-star').length === 2, null, { timeout: 5000 })
+        .catch(() => assert.fail('both tiles show their star'));
       await tagField.fill(tag);
       await waitForTiles(page, [a.id]);
 
@@ -335,6 +337,11 @@ describe('launcher gallery panel', { timeout: 300_000 }, () => {
       await problem.getByRole('button', { name: 'Try again' }).waitFor();
       await saveScreenshot(page, 'gallery-error', 'light');
       assert.deepEqual(errors.splice(0), ['400 /api/v1/launcher/gallery/items']);
+      // A new item while the refused filter shows: the filter is not asked again (it would only be refused again).
+      await createAs(sketchToken, { title: 'made while refused' }, 15);
+      await page.waitForTimeout(1000);
+      assert.deepEqual(errors, []);
+      assert.equal(await problem.isVisible(), true);
       await tagField.fill('');
       await page.waitForFunction(() => Number((document.querySelector('#gallery .g-grid') as HTMLElement).dataset.loaded) >= 100);
       assert.equal(await problem.isHidden(), true);

@@ -107,14 +107,10 @@ function connect(): void {
   // A job wrote log lines (at most one event per job every 2 s): it is not stalled.
   events.addEventListener('job_output', (e) => jobs.outputEvent(JSON.parse((e as MessageEvent<string>).data) as { id: string; text: string }));
   // After a dropped connection the stream reconnects by itself; reload what may have been missed.
-  // The gallery's first read waits for the first open, so no item made in between is missed and
-  // none is read twice (startGallery).
-  let opened = false;
+  // The first open reads the newest items too: one made between the gallery's first read and the
+  // subscription would otherwise be missed.
   events.addEventListener('open', () => {
     void loadAll().catch(showProblem);
-    const first = !opened;
-    opened = true;
-    if (first && startGallery()) return;
     refreshGallery(); // items made while the stream was down
     reloadDiskSoon();
   });
@@ -160,24 +156,12 @@ async function boot(): Promise<void> {
     if (err instanceof ApiFailure && err.status === 401) return signedOut();
     showProblem(err);
   }
-  // The gallery's first read comes once the event stream is open (connect), or after 3 s if it
-  // is slow to open, so the panel never waits on it for long.
-  window.setTimeout(startGallery, 3000);
+  gallery.start();
   showLinkedItem();
   window.addEventListener('hashchange', showLinkedItem);
   connect();
   reloadDisk();
   setInterval(() => jobs.tick(), 1000);
-}
-
-let galleryStarted = false;
-
-/** Starts the gallery (its first read) once; true if this call started it. */
-function startGallery(): boolean {
-  if (galleryStarted) return false;
-  galleryStarted = true;
-  gallery.start();
-  return true;
 }
 
 /** `/#gallery/<id>` (the editor's link to an export's item) opens that item's details. */

@@ -1,4 +1,4 @@
-import { call, type Page } from '../../lib/api';
+import { ApiFailure, call, type Page } from '../../lib/api';
 import { announce } from '../../lib/dom';
 import { removeFromOrder, type GalleryState } from './state';
 import type { Filters, Item, ItemEvent } from './types';
@@ -119,6 +119,9 @@ export function createList(state: GalleryState, hooks: ListHooks) {
   async function readNewest(): Promise<void> {
     state.stale = false;
     if (state.order.length === 0 && state.loading && !state.failure) return; // the first page is on its way
+    // A filter the service refused (400) stays refused until it changes: a new item or a
+    // reconnect does not ask again. A read that failed otherwise (the service was away) is retried.
+    if (state.failure instanceof ApiFailure && state.failure.status === 400) return;
     if (state.order.length === 0 || state.failure) return reload();
     const gen = state.generation;
     const known = new Set(state.order);

@@ -272,7 +272,14 @@ describe('editing in the editor page', { timeout: 300_000 }, () => {
     // Drag Test card from the bin onto V1 near its start: V1 is taken there, so it lands after the clip.
     await page.waitForFunction(() => document.querySelector('li[data-asset] .bin-title')?.textContent !== null && Array.from(document.querySelectorAll('li.bin-item')).every((li) => li.getAttribute('draggable') === 'true'));
     // The browser's drag and drop, with one DataTransfer from the bin item's dragstart to the lane's drop.
-    const laneBox = (await page.locator('.lane[data-track="V1"]').boundingBox())!;
+    // The lane is drawn again after the sound was added: its box is read once it is on screen.
+    const lane = page.locator('.lane[data-track="V1"]');
+    let laneBox = null;
+    for (const until = Date.now() + 10_000; !laneBox && Date.now() < until; ) {
+      await lane.waitFor({ state: 'visible' });
+      laneBox = await lane.boundingBox();
+    }
+    assert.ok(laneBox, 'the V1 lane is on screen');
     await page.evaluate(({ x, y }) => {
       const dt = new DataTransfer();
       const item = Array.from(document.querySelectorAll('li.bin-item')).find((li) => li.textContent!.includes('Test card'))!;

@@ -160,6 +160,7 @@ async function receive() {
       }
       // 409 conflict: its state moved on meanwhile (taken in another tab, withdrawn...).
       state.handoff = h = await api(`/handoffs/${encodeURIComponent(id)}`).catch(() => h);
+      takenBefore = h.state === 'accepted';
     }
   } else {
     takenBefore = h.state === 'accepted';

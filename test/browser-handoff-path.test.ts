@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium, newContext, pageFetch, runtimeToken, saveScreenshot, SCHEMES, signIn, watchPageErrors } from './helpers/browser';
 import { send } from './helpers/http';
-import { CLIPMAKER, fixture, SKETCHPAD, sleep, startLauncher, type LauncherService } from './helpers/launcher';
+import { CLIPMAKER, fixture, SKETCHPAD, startLauncher, type LauncherService } from './helpers/launcher';
 
 /**
  * Sending work from one studio to another as a person does it (docs/studios.md,

@@ -267,6 +267,7 @@ async function renderReel() {
   state.rendering = true;
   showReel();
   $('result').hidden = true;
+  $('progress').hidden = false;
   setProgress(0, 0);
   say(status, 'Rendering the reel…');
   try {

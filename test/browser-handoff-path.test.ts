@@ -119,7 +119,8 @@ describe('handoffs: Sketchpad sends a drawing to Clipmaker, in real Chromium', {
     await sendButton.click();
     await card.getByText("Clipmaker can't take a drawing: it takes video only.").waitFor();
     await ls.l.uninstall('clipmaker', true);
-    await ls.l.installOk(CLIPMAKER);
+    const installed = await ls.l.installOk(CLIPMAKER);
+    assert.deepEqual(installed.accepts, { kinds: ['image'], path: '/receive' }, 'the launcher knows what Clipmaker takes and where');
 
     // A second tab of Sketchpad, opened before the send: its button is still live.
     const other = await context.newPage();

@@ -421,6 +421,22 @@ describe('POST /handoffs/{id}:accept', () => {
   });
 });
 
+describe('reclaim', () => {
+  test('an asset on offer (pending or approved) is not reclaimable; once the handoff is over it is again', async () => {
+    const a = await image();
+    const item = await createItem(sender, { asset_id: a.id });
+    assert.equal((await sender.delete(`/gallery/items/${item.id}`)).status, 204);
+    const h = await offerOk({ asset_ids: [a.id] });
+    assertError(await sender.post('/assets:reclaim', { asset_ids: [a.id] }), 409, 'not_reclaimable', { assets: [a.id] });
+    assert.equal((await approve(h.id)).status, 200);
+    assertError(await sender.post('/assets:reclaim', { asset_ids: [a.id] }), 409, 'not_reclaimable', { assets: [a.id] });
+    assert.equal((await sender.delete(`/handoffs/${h.id}`)).status, 204);
+    const preview = await sender.post('/assets:reclaim', { asset_ids: [a.id] });
+    assert.equal(preview.status, 200, preview.text);
+    assert.deepEqual(preview.json.assets, [a.id]);
+  });
+});
+
 describe('DELETE /handoffs/{id}', () => {
   test('the sender withdraws a pending or approved one; later, or anyone else, cannot', async () => {
     const h = await offerOk({ asset_ids: [(await image()).id] });

@@ -229,6 +229,9 @@ async function reelHolding(assetIds) {
 /** Appends each still where Clipmaker's renders go: its last written sequence, else a new reel. */
 async function addToReel(assetIds) {
   let reel = null;
+  // With no sequence at all, make the reel first rather than be told 409 no_timeline.
+  const some = await api('/timeline?limit=1');
+  if (some.items.length === 0) reel = await postJson('/timeline', REEL);
   for (const assetId of assetIds) {
     const clip = { asset_id: assetId, duration: STILL_SECONDS, ...(reel ? { timeline_id: reel.id } : {}) };
     try {
@@ -298,11 +301,15 @@ async function renderReel() {
 
 function showResult({ asset_id: assetId, item_id: itemId }) {
   $('result-video').src = `${API}/assets/${encodeURIComponent(assetId)}`;
-  // The launcher is the service's own page, on the same port as this origin.
-  $('result-link').href = `http://127.0.0.1:${location.port}/#gallery/${encodeURIComponent(itemId)}`;
   $('result').hidden = false;
   $('result').dataset.itemId = itemId;
-  say($('status'), `Rendered: the reel is in the gallery (item ${itemId}), with the picture from ${studioName(state.handoff.from)} as its source.`, 'ok');
+  // No link to the launcher: its page refuses navigations from a studio's origin
+  // (docs/security.md), so the words say where to look.
+  say(
+    $('status'),
+    `Rendered: the reel is in the launcher's Gallery (item ${itemId}), with the picture from ${studioName(state.handoff.from)} upstream in its lineage.`,
+    'ok',
+  );
 }
 
 $('render-reel').addEventListener('click', () => renderReel());

@@ -8,7 +8,7 @@ import { accessWords, alwaysLabel, requestTitle, stateWords } from './words';
 
 /**
  * One request card (a view: it only reads what it is given). The buttons' names are part
- * of the page's contract (README.md "Requests and permissions"): "Allow and open",
+ * of the page's contract (renderer/README.md "Launcher: requests and permissions"): "Allow and open",
  * "Allow once", "Always allow from <A> to <B>", "Decline". Each control carries
  * `data-focus`, so a rebuilt card gives the focus back to the same control.
  */

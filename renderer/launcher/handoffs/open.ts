@@ -4,8 +4,9 @@ import { studioName } from './facts';
 import type { Handoff } from './types';
 
 /**
- * Opening the recipient at its `accepts` path with `?handoff=<id>` (docs/studios.md
- * "Receiving work"), starting it first when it is not running.
+ * Opening the recipient at its `accepts` path with `?handoff=<id>` (where a studio that
+ * accepts work reads it), starting it first when it is not running
+ * (renderer/README.md "Launcher: requests and permissions").
  *
  * - In a browser the new tab is opened inside the click (`reserveTab`): a `window.open`
  *   after an await has lost the click's activation and the popup blocker refuses it. The

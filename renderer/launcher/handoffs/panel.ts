@@ -6,7 +6,7 @@ import type { Handoff } from './types';
 
 /**
  * The launcher's side of handoffs ("Send to" between studios, approved by the person;
- * README.md "Requests and permissions"): the Requests region (requests.ts, its cards
+ * renderer/README.md "Launcher: requests and permissions"): the Requests region (requests.ts, its cards
  * card.ts, opening the recipient open.ts) and the Permissions view (permissions.ts).
  * main.ts places the two elements, calls `load()` once signed in and on every open of
  * the event stream, and passes `handoff` and `studio` events on.

@@ -10,8 +10,8 @@ import type { Handoff } from './types';
 import { refusalWords } from './words';
 
 /**
- * The Requests region: each pending handoff is a card the person answers (README.md
- * "Requests and permissions"). The pending list is read at start and on every reconnect
+ * The Requests region: each pending handoff is a card the person answers
+ * (renderer/README.md "Launcher: requests and permissions"). The pending list is read at start and on every reconnect
  * of the event stream; `handoff` events only change state, and the cards are drawn once
  * per animation frame (frame.ts), so a burst of requests is one render.
  */

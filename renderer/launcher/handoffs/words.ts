@@ -2,7 +2,7 @@
  * What a handoff means, in words (pure; test/unit/launcher-handoff-words.test.ts).
  * A request card says who offers what to whom and exactly which access the
  * recipient gains, so the person approves a sentence, not an id
- * (README.md "Requests and permissions").
+ * (renderer/README.md "Launcher: requests and permissions").
  */
 
 export type AssetKind = 'image' | 'video' | 'audio' | 'other';

@@ -28,8 +28,10 @@ function itemOf(id: string): Promise<Item | null> {
   return known;
 }
 
-/** Reads the kinds and the title of what `h` offers; an asset or item that cannot be read stays unnamed. */
+/** Reads the kinds and the name of what `h` offers; an asset or item that cannot be read stays unnamed. */
 export async function readFacts(h: Handoff): Promise<Facts> {
   const [infos, item] = await Promise.all([Promise.all(h.asset_ids.map((id) => assetInfo(id))), h.item_id ? itemOf(h.item_id) : null]);
-  return { kinds: infos.map((info) => info?.kind ?? null), title: item ? nameOf(item) : null };
+  // Named by its item, else (one file) by the file's name.
+  const title = item ? nameOf(item) : infos.length === 1 && infos[0] ? infos[0].filename : null;
+  return { kinds: infos.map((info) => info?.kind ?? null), title };
 }

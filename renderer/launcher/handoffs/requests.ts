@@ -21,7 +21,7 @@ export interface RequestsHooks {
   rulesChanged(): void;
 }
 
-/** Pending handoffs read at once; a studio may keep 20 pending, so this covers many studios. */
+/** Pending handoffs per page of the list read (a studio may keep 20 pending). */
 const LIST_LIMIT = 200;
 
 export function createRequests(hooks: RequestsHooks) {
@@ -45,9 +45,31 @@ export function createRequests(hooks: RequestsHooks) {
 
   // ---- state changes -----------------------------------------------------------------
 
+  /**
+   * Answered handoffs are not kept (a studio may send and withdraw without end): only the
+   * time of their last change, so an older list read cannot bring one back as pending.
+   */
+  const closed = new Map<string, string>();
+  const CLOSED_KEPT = 2000;
+
+  function close(ho: Handoff): void {
+    state.handoffs.delete(ho.id);
+    state.facts.delete(ho.id);
+    state.seenAt.delete(ho.id);
+    dropStrip(ho.id);
+    closed.delete(ho.id);
+    closed.set(ho.id, ho.updated_at);
+    if (closed.size > CLOSED_KEPT) closed.delete(closed.keys().next().value!);
+  }
+
   function remember(ho: Handoff): void {
     const before = state.handoffs.get(ho.id);
     if (before && before.updated_at > ho.updated_at) return;
+    const gone = closed.get(ho.id);
+    if (gone !== undefined) {
+      if (gone >= ho.updated_at) return;
+      closed.delete(ho.id);
+    }
     state.handoffs.set(ho.id, ho);
     if (!before || before.state !== ho.state) state.listChanged = true;
     state.dirty.add(ho.id);
@@ -55,6 +77,7 @@ export function createRequests(hooks: RequestsHooks) {
       reading.add(ho.id);
       void readFacts(ho).then((facts) => {
         reading.delete(ho.id);
+        if (!state.handoffs.has(ho.id)) return;
         state.facts.set(ho.id, facts);
         state.dirty.add(ho.id);
         schedule();
@@ -77,9 +100,15 @@ export function createRequests(hooks: RequestsHooks) {
   async function load(): Promise<void> {
     const since = performance.now();
     try {
-      const page = await call<Page<Handoff>>(`/launcher/handoffs${query({ state: 'pending', limit: LIST_LIMIT })}`);
+      const items: Handoff[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: Page<Handoff> = await call<Page<Handoff>>(`/launcher/handoffs${query({ state: 'pending', limit: LIST_LIMIT, cursor })}`);
+        items.push(...page.items);
+        cursor = page.next_cursor;
+      } while (cursor);
       state.failure = null;
-      const listed = new Set(page.items.map((ho) => ho.id));
+      const listed = new Set(items.map((ho) => ho.id));
       for (const ho of state.handoffs.values()) {
         if (ho.state === 'pending' && !listed.has(ho.id) && (state.seenAt.get(ho.id) ?? 0) < since) {
           // Answered or withdrawn while the stream was down: read its state now.
@@ -89,7 +118,7 @@ export function createRequests(hooks: RequestsHooks) {
           );
         }
       }
-      for (const ho of page.items) remember(ho);
+      for (const ho of items) remember(ho);
     } catch (err) {
       state.failure = err;
     }
@@ -221,7 +250,8 @@ export function createRequests(hooks: RequestsHooks) {
     for (const id of state.dirty) {
       const ho = state.handoffs.get(id);
       if (!ho || !isShown(state, id)) {
-        if (cards.delete(id) && !state.handoffs.has(id)) dropStrip(id);
+        cards.delete(id);
+        if (ho) close(ho);
         continue;
       }
       const card = requestCard(ho, state.status.get(id) ?? idleStatus(), state.facts.get(id), actions);
@@ -229,7 +259,6 @@ export function createRequests(hooks: RequestsHooks) {
       cards.set(id, card);
       if (old?.isConnected) swapCard(old, card);
     }
-    for (const id of [...cards.keys()]) if (!ids.includes(id)) cards.delete(id);
     state.dirty.clear();
     if (state.listChanged) {
       state.listChanged = false;

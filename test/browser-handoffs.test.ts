@@ -338,7 +338,7 @@ describe('handoffs in the launcher', { timeout: 300_000 }, () => {
           try {
             await page.locator('#requests li.request').nth(1).waitFor();
             await page.locator('#permissions li.rule').waitFor();
-            await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('#requests .request-thumb img')].every((img) => img.complete && img.naturalWidth > 0));
+            await page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLImageElement>('#requests .request-thumb img')).every((img) => img.complete && img.naturalWidth > 0));
             await saveScreenshot(page, `handoffs-${width}`, scheme);
             assert.deepEqual(errors, []);
           } finally {

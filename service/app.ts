@@ -18,6 +18,7 @@ import { diagnosticsRoutes } from './diagnostics';
 import { jobRoutes, type JobsDomain } from './jobs';
 import type { EditorHub } from './editor';
 import { lockDataDir } from './data-dir-lock';
+import { handoffRoutes } from './handoffs';
 
 export { DataDirLockedError, type LockHolder } from './data-dir-lock';
 export { API_PREFIX, BACKLOT_PREFIX } from './core/paths';
@@ -46,6 +47,8 @@ export interface ServiceOptions extends ComposeOptions {
   accessLog?: boolean;
   /** How long a started studio has to answer on its ready_path (default 60 s; BACKLOT_READY_TIMEOUT_MS in tests). */
   readyTimeoutMs?: number;
+  /** How long a handoff waits for the user before it expires (default 24 h; BACKLOT_HANDOFF_TTL_MS in tests). */
+  handoffTtlMs?: number;
   /** Event-stream and runner tuning (tests and benches). */
   jobs?: ComposeOptions['jobs'];
   /**
@@ -119,7 +122,11 @@ function buildService(options: ServiceOptions): Service {
   const port = () => server.port;
   const d = composeDomains(
     config,
-    { ...options, readyTimeoutMs: options.readyTimeoutMs ?? envMs('BACKLOT_READY_TIMEOUT_MS') },
+    {
+      ...options,
+      readyTimeoutMs: options.readyTimeoutMs ?? envMs('BACKLOT_READY_TIMEOUT_MS'),
+      handoffTtlMs: options.handoffTtlMs ?? envMs('BACKLOT_HANDOFF_TTL_MS'),
+    },
     { port, admitUpgrade: (req) => server.guard?.admitUpgrade(req) ?? false },
   );
   const { db, pool, studios, cursors, assets } = d;
@@ -136,6 +143,7 @@ function buildService(options: ServiceOptions): Service {
     }),
     ...galleryRoutes({ gallery: d.gallery, reads: galleryReads(pool), assets: assets.store, cursors }),
     ...jobRoutes({ jobs: d.jobs, cursors }),
+    ...handoffRoutes({ handoffs: d.handoffs, cursors }),
     ...timelineRoutes({ store: d.timeline.store, ops: d.timeline.ops, exporter: d.timeline.exporter, jobs: d.jobs, cursors }),
     ...d.launcher.routes(),
     ...diagnosticsRoutes({ dataDir: config.dataDir, version: SERVICE_VERSION }),

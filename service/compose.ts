@@ -25,6 +25,7 @@ import { createStudioProxy } from './proxy';
 import { createJobsDomain, recountTaskData, type JobsOptions } from './jobs';
 import { createEditorHub } from './editor';
 import { createMediaScope } from './media';
+import { createHandoffs, handoffReferenceSources } from './handoffs';
 
 /**
  * The domains, built on one database and wired to each other: the first of
@@ -47,6 +48,8 @@ export interface ComposeOptions {
   readyTimeoutMs?: number;
   jobs?: Pick<JobsOptions, 'heartbeatMs' | 'highWater' | 'killGraceMs'>;
   assetReferenceSources?: ((deps: { db: Db; assets: AssetsStore }) => AssetReferenceSource)[];
+  /** How long a handoff waits for the user before it expires (default 24 h; tests shorten it). */
+  handoffTtlMs?: number;
 }
 
 /** What the domains need of the listening server, known only once it listens. */
@@ -102,10 +105,11 @@ export function composeDomains(config: ServiceConfig, options: ComposeOptions, s
   for (const source of gallery.referenceSources()) assets.store.addReferenceSource(source);
   const timeline = createTimeline(db, { assets, editor, media, jobs, gallery });
   for (const source of timeline.store.referenceSources()) assets.store.addReferenceSource(source);
+  for (const source of handoffReferenceSources()) assets.store.addReferenceSource(source);
   const extraSources = (options.assetReferenceSources ?? []).map((source) => source({ db, assets: assets.store }));
   for (const source of extraSources) assets.store.addReferenceSource(source);
   if (extraSources.length > 0) {
-    previews = inlineReads(assetReadOps(db, [...gallery.referenceSources(), ...timeline.store.referenceSources(), ...extraSources]));
+    previews = inlineReads(assetReadOps(db, [...gallery.referenceSources(), ...timeline.store.referenceSources(), ...handoffReferenceSources(), ...extraSources]));
   }
 
   const launcher = createLauncher({
@@ -135,9 +139,11 @@ export function composeDomains(config: ServiceConfig, options: ComposeOptions, s
     },
     purge: async (id) => {
       let items: string[] = [];
+      let ended: ReturnType<typeof handoffs.purge> = [];
       const library = db.transaction(() => {
         const at = nowIso();
         items = purgeStudioItems(db, id, at);
+        ended = handoffs.purge(id);
         purgeStudioTimelines(db, id, at);
         purgeStudioSessions(db, id);
         purgeStudioRecords(db, id);
@@ -146,10 +152,26 @@ export function composeDomains(config: ServiceConfig, options: ComposeOptions, s
         return purgeStudioGrants(db, id);
       }).immediate();
       gallery.announceDeleted(id, items);
+      handoffs.announce(ended);
       for (const file of library) removeQuietly(file);
       const dirs = studioDirs(config.dataDir, id);
       for (const dir of [dirs.stage_dir, dirs.data_dir, join(config.dataDir, 'library', id)]) await rm(dir, { recursive: true, force: true });
     },
+  });
+  const handoffs = createHandoffs({
+    db,
+    assets,
+    gallery,
+    sessions,
+    recipient(id) {
+      const s = launcher.store.get(id);
+      if (!s) return null;
+      const accepts = s.manifest.accepts ? { kinds: s.manifest.accepts.kinds, path: s.manifest.accepts.path ?? '/' } : null;
+      return { installed: s.installed && s.state !== 'installing' && s.state !== 'uninstalling', accepts };
+    },
+    toStudio: (studioId, data) => jobs.publishStudio(studioId, 'handoff', data),
+    toLauncher: (handoff) => jobs.publishLauncher('handoff', handoff),
+    ttlMs: options.handoffTtlMs,
   });
   const proxy = createStudioProxy({
     servicePort: server.port,
@@ -165,7 +187,7 @@ export function composeDomains(config: ServiceConfig, options: ComposeOptions, s
   });
 
   return {
-    db, pool, studios, grants, cursors, revocations, jobs, credentials, media, editor, assets, sessions, gallery, timeline, launcher, proxy,
+    db, pool, studios, grants, cursors, revocations, jobs, credentials, media, editor, assets, sessions, gallery, timeline, launcher, handoffs, proxy,
     /**
      * Running runner jobs are cancelled (partial output removed) and event streams (jobs',
      * the editor's) end; probes and exports still running end with their process groups, and
@@ -174,6 +196,7 @@ export function composeDomains(config: ServiceConfig, options: ComposeOptions, s
      */
     async stop(): Promise<void> {
       editor.close();
+      handoffs.close();
       revocations.close();
       proxy.close();
       await Promise.all([jobs.close(), media.close(), launcher.close(1500)]);

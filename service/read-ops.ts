@@ -4,6 +4,7 @@ import { assetReadOps } from './assets';
 import { galleryReadOps, galleryReferenceSources } from './gallery';
 import { recordReadOps } from './records';
 import { timelineReferenceSources } from './timeline';
+import { handoffReferenceSources } from './handoffs';
 
 /**
  * Every domain's read operations on one connection: a read worker's
@@ -16,6 +17,6 @@ export function readOps(db: Db): ReadOps {
   return {
     ...recordReadOps(db),
     ...galleryReadOps(db),
-    ...assetReadOps(db, [...galleryReferenceSources(db), ...timelineReferenceSources()]),
+    ...assetReadOps(db, [...galleryReferenceSources(db), ...timelineReferenceSources(), ...handoffReferenceSources()]),
   };
 }

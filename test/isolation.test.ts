@@ -61,7 +61,8 @@ const A = {
 };
 
 /** A's ids, filled by the fixture. */
-const ids: Record<'record' | 'session' | 'asset' | 'sha256' | 'item' | 'job' | 'sequence', string> = {
+const ids: Record<'record' | 'session' | 'asset' | 'sha256' | 'item' | 'job' | 'sequence' | 'handoff', string> = {
+  handoff: '',
   record: '',
   session: '',
   asset: '',
@@ -96,6 +97,7 @@ function idFor(path: string, values: typeof ids): string {
   if (path.startsWith('/launcher/gallery/items/')) return values.item;
   if (path.startsWith('/launcher/timeline/') || path.startsWith('/launcher/timelines/')) return values.sequence;
   if (path.startsWith('/launcher/jobs/')) return '01ARZ3NDEKTSV4RRFFQ69G5FAV';
+  if (path.startsWith('/handoffs/') || path.startsWith('/launcher/handoffs/')) return values.handoff;
   throw new Error(`no id for ${path}`);
 }
 
@@ -106,6 +108,9 @@ function fill(route: RouteRow, values: typeof ids = ids, key = A.key, ns = 'note
     .replace('{key}', encodeURIComponent(key))
     .replace('{collection}', A.collection)
     .replace('{job}', values.job)
+    // A standing rule names two studios; A's handoff goes to gamma.
+    .replace('{from}', 'alpha')
+    .replace('{to}', 'gamma')
     .replace('{id}', () => idFor(route.path, values))
     // A media URL's path is its own credential: one of the right shape for A's asset, never minted.
     .replace('{token}', `${values.asset}.f.${Math.floor(Date.now() / 1000 + 300).toString(36)}.000000000000.${'A'.repeat(43)}`);
@@ -138,6 +143,9 @@ function bodyFor(route: RouteRow): unknown {
     'POST /timeline/{id}:revert': { revision: 1 },
     'POST /timeline/{id}:export': {},
     'POST /timeline:append': { asset_id: ids.asset, timeline_id: ids.sequence },
+    'POST /handoffs': { to: 'gamma', asset_ids: [ids.asset], note: 'beta offers alpha asset' },
+    'POST /handoffs/{id}:accept': {},
+    'POST /launcher/handoffs/{id}:approve': {},
     'POST /launcher/assets:reclaim': {},
     'POST /launcher/studios:install': { source: '/nonexistent' },
     'POST /launcher/studios:link': { source: '/nonexistent' },
@@ -171,6 +179,7 @@ describe('isolation, table-driven from the route table', { timeout: 480_000 }, (
     `/jobs/${ids.job}`,
     `/timeline/${ids.sequence}`,
     `/timeline/${ids.sequence}/revisions`,
+    `/handoffs/${ids.handoff}`,
   ];
 
   const send_ = (method: string, path: string, token: string | null, extra: { body?: unknown; headers?: Record<string, string | undefined>; raw?: string; contentType?: string } = {}) =>
@@ -226,6 +235,11 @@ describe('isolation, table-driven from the route table', { timeout: 480_000 }, (
     const seq = await a.post('/timeline', { name: A.sequence, clips: [{ asset_id: ids.asset, duration: 1 }] });
     assert.equal(seq.status, 201, seq.text);
     ids.sequence = seq.json.id;
+    // A handoff from A to an installed studio that accepts images, waiting for the user.
+    await launcher.installOk(fixture({ id: 'gamma', capabilities: ['assets'], accepts: { kinds: ['image'] } }));
+    const handoff = await a.post('/handoffs', { to: 'gamma', asset_ids: [ids.asset], note: A.title });
+    assert.equal(handoff.status, 201, handoff.text);
+    ids.handoff = handoff.json.id;
 
     for (const path of thingReads()) {
       const r = await a.get(path);
@@ -510,10 +524,16 @@ describe('isolation, table-driven from the route table', { timeout: 480_000 }, (
       ['text/plain', '{"title":"form","name":"form","value":{"a":1},"lines":["form"],"confirm":true,"source":"/tmp"}'],
     ];
     let n = 0;
+    // Only a handoff's recipient may accept it, once the user approved it: gamma, on one approved for it.
+    const gamma = svc.token('gamma', ['assets']);
+    const offered = await send_('POST', '/handoffs', tokens.alpha, { body: { to: 'gamma', asset_ids: [ids.asset], item_id: ids.item, note: 'to accept' } });
+    assert.equal(offered.status, 201, offered.text);
+    assert.equal((await launcher.post(`/launcher/handoffs/${offered.json.id}:approve`, {})).status, 200);
     for (const route of routes.filter((r) => r.method !== 'GET' && bodyFor(r) !== undefined)) {
-      const own = { ...ids };
+      const accept = route.path === '/handoffs/{id}:accept';
+      const own = accept ? { ...ids, handoff: offered.json.id } : { ...ids };
       const path = fill(route, own);
-      const cred = isLauncher(route) ? launcher.cred : tokens.alpha;
+      const cred = isLauncher(route) ? launcher.cred : accept ? gamma : tokens.alpha;
       for (const [type, raw] of forms) {
         const r = await send_(route.method, path, cred, { raw, contentType: type });
         const what = `${route.method} ${path} as ${type}`;

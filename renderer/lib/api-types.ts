@@ -191,6 +191,11 @@ export interface Studio {
   /** http://<id>.localhost:PORT, where its pages are served. */
   origin: string;
   capabilities: Array<"kv" | "kv.shared" | "records" | "timeline" | "gallery" | "gallery.read_all" | "assets" | "jobs">;
+  /** What it takes from other studios (the manifest's `accepts`, `path` defaulted to /); null: it receives no handoffs. */
+  accepts: {
+    kinds: Array<"image" | "video" | "audio" | "other">;
+    path: string;
+  } | null;
   /** Installed by reference (`:link`): the app folder is the source folder. */
   linked: boolean;
   source: string;

@@ -2,6 +2,7 @@ import type { Db } from '../db/open';
 import type { AdoptRoot } from './adopt-path';
 import { createBlobStore, type BlobStore } from './blobs';
 import { createIngest, type Ingest } from './ingest';
+import { createHandover, type Handover } from './handover';
 import type { ReadRunner } from '../db/read-pool';
 import { reclaimableReads, usageReads } from './reads';
 import { createReclaimer, selectReclaimable, type Reclaimer } from './reclaim';
@@ -22,6 +23,8 @@ export interface AssetsDomain {
    */
   stopsClean(): boolean;
   ingest: Ingest;
+  /** Read access handed to another studio by an accepted handoff. */
+  handover: Handover;
   thumbs: Thumbnailer;
   reclaimer: Reclaimer;
   /** What the stored assets take (on a read worker when there is a pool). */
@@ -57,6 +60,7 @@ export function createAssets(db: Db, options: AssetsOptions): AssetsDomain {
     recovery,
     stopsClean: () => recovery.settled() && blobs.leftovers() === 0,
     ingest: createIngest(store, blobs),
+    handover: createHandover(store, blobs),
     thumbs: createThumbnailer(
       blobs,
       (sha256) => {

@@ -25,6 +25,8 @@ export async function readJsonBody(
   req: IncomingMessage,
   limit: number,
   deepCode: 'invalid_document' | 'bad_request' = 'invalid_document',
+  /** No body at all reads as `{}` (a route whose members are all optional). */
+  emptyIsObject = false,
 ): Promise<unknown> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== '' && !JSON_TYPES.test(type)) {
@@ -36,7 +38,10 @@ export async function readJsonBody(
     throw ApiError.tooLarge(limit);
   }
   const text = await readText(req, limit);
-  if (text.trim() === '') throw ApiError.badRequest('A JSON body is required.');
+  if (text.trim() === '') {
+    if (emptyIsObject) return {};
+    throw ApiError.badRequest('A JSON body is required.');
+  }
   if (textNestedDeeperThan(text, MAX_BODY_DEPTH)) {
     const message = `The body is nested deeper than ${MAX_DEPTH} levels.`;
     throw deepCode === 'invalid_document' ? ApiError.invalidDocument(message) : ApiError.badRequest(message);

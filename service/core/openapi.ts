@@ -69,7 +69,7 @@ export function buildOpenApi(routes: readonly Route[], info: { version: string }
       security: r.capability === 'launcher' ? [{ launcher: [] }] : r.capability === 'media_url' ? [] : [{ bearer: [] }],
       parameters: parametersOf(r),
       ...(r.body
-        ? { requestBody: { required: true, content: { [r.bodyType ?? 'application/json']: { schema: schemaOf(r.body, 'input') } } } }
+        ? { requestBody: { required: r.bodyOptional !== true, content: { [r.bodyType ?? 'application/json']: { schema: schemaOf(r.body, 'input') } } } }
         : r.rawBody
           ? { requestBody: { required: true, description: r.rawBody.description, content: { '*/*': {} } } }
           : {}),

@@ -83,6 +83,8 @@ export interface Route<P = any, Q = any, B = any, V = any> {
    * body, 400 `bad_request`. Either way it is refused before the parse (core/body.ts).
    */
   documentBody?: true;
+  /** Every member of the body is optional, and no body at all means `{}` (`:accept`, `:approve`). */
+  bodyOptional?: true;
   /** Body media type for the reference (default application/json). */
   bodyType?: 'application/json' | 'application/merge-patch+json';
   /**
@@ -215,7 +217,7 @@ function planOf(r: Route, options: BindOptions): Plan {
   return {
     // By name: a route may declare a copy of IF_MATCH_HEADER (e.g. `{ ...IF_MATCH_HEADER, required: true }`).
     takesIfMatch: r.headers?.some((h) => h.name === IF_MATCH_HEADER.name) ?? false,
-    readBody: r.body ? (ctx) => readJsonBody(ctx.req, options.bodyLimit(), deepCode) : undefined,
+    readBody: r.body ? (ctx) => readJsonBody(ctx.req, options.bodyLimit(), deepCode, r.bodyOptional === true) : undefined,
   };
 }
 

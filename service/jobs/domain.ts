@@ -430,6 +430,11 @@ export function createJobsDomain(o: JobsOptions) {
       hub.publishChannel({ studioId, frame: formatEvent({ event, data: JSON.stringify(data) }) });
     },
 
+    /** Publishes an event only the studio's own `/events` hears (the launcher is told in its own words: `handoff` events). */
+    publishStudio(studioId: string, event: string, data: unknown): void {
+      hub.publishChannel({ studioId, launcher: false, frame: formatEvent({ event, data: JSON.stringify(data) }) });
+    },
+
     /** Publishes an event only the launcher's channel hears (`studio` events): never a studio's own `/events`. */
     publishLauncher(event: string, data: unknown): void {
       hub.publishChannel({ studioId: null, frame: formatEvent({ event, data: JSON.stringify(data) }) });

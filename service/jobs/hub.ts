@@ -24,6 +24,8 @@ export interface ChannelEvent {
   /** The studio whose channel carries it; null: the launcher's channel only. */
   studioId: string | null;
   frame: string;
+  /** false: only the studio's own channel carries it, not the launcher's (which hears its own version of the news). */
+  launcher?: false;
 }
 
 type Listener<E> = (event: E) => void;
@@ -63,7 +65,8 @@ export class JobHub {
 
   publishChannel(event: ChannelEvent): void {
     for (const entry of [...this.channel]) {
-      if (entry.studioId === null || (event.studioId !== null && entry.studioId === event.studioId)) entry.fn(event);
+      const heard = entry.studioId === null ? event.launcher !== false : event.studioId !== null && entry.studioId === event.studioId;
+      if (heard) entry.fn(event);
     }
   }
 

@@ -59,6 +59,7 @@ export function createLauncher(o: LauncherOptions) {
     port: s.port,
     origin: origin(s.id),
     capabilities: s.manifest.capabilities,
+    accepts: s.manifest.accepts ? { kinds: s.manifest.accepts.kinds, path: s.manifest.accepts.path ?? '/' } : null,
     linked: s.linked,
     source: s.source,
     installed: s.installed,

@@ -4,6 +4,7 @@ import { CAPABILITIES } from '../core/auth';
 import { ApiError } from '../core/errors';
 import { STUDIO_ID_PATTERN } from '../core/origin';
 import { zodToApiError } from '../core/route';
+import { ASSET_KINDS } from '../assets';
 import { CommandSyntaxError, splitCommand } from '../jobs';
 
 /**
@@ -72,6 +73,23 @@ export const manifestSchema = z
         .optional()
         .meta({ description: 'Polled until it answers below 500 (default /).' }),
     }),
+    accepts: z
+      .strictObject({
+        kinds: z
+          .array(z.enum(ASSET_KINDS))
+          .min(1)
+          .max(ASSET_KINDS.length)
+          .refine((kinds) => new Set(kinds).size === kinds.length, 'kinds must not repeat')
+          .meta({ description: 'The asset kinds it takes from other studios (image, video, audio, other).' }),
+        path: z
+          .string()
+          .max(1024)
+          .regex(/^\/[\x21-\x22\x24-\x3e\x40-\x7e]*$/, 'path must start with / and hold no space, ? or #')
+          .optional()
+          .meta({ description: 'Where the user opens a handoff: <origin><path>?handoff=<id> (default /).' }),
+      })
+      .optional()
+      .meta({ description: 'The studio can receive handoffs ("Send to") of these kinds (docs/studios.md "Sending and receiving work").' }),
     collections: z
       .record(z.string().regex(COLLECTION), z.strictObject({ indexes: z.array(z.string().min(1).max(64)).max(32) }))
       .optional(),

@@ -3,6 +3,7 @@ import { pageQuery } from '../core/pagination';
 import { CAPABILITIES } from '../core/auth';
 import { STUDIO_ID_PATTERN } from '../core/origin';
 import { STUDIO_STATES } from './store';
+import { ASSET_KINDS } from '../assets';
 
 /** The launcher's request and response bodies (docs/api.md "Launcher"). */
 
@@ -37,6 +38,10 @@ export const studio = z
     port: z.number().int().nullable().meta({ description: "The studio server's own port while it is starting or running." }),
     origin: z.string().meta({ description: 'http://<id>.localhost:PORT, where its pages are served.' }),
     capabilities: z.array(z.enum(CAPABILITIES)),
+    accepts: z
+      .object({ kinds: z.array(z.enum(ASSET_KINDS)), path: z.string() })
+      .nullable()
+      .meta({ description: "What it takes from other studios (the manifest's `accepts`, `path` defaulted to /); null: it receives no handoffs." }),
     linked: z.boolean().meta({ description: 'Installed by reference (`:link`): the app folder is the source folder.' }),
     source: z.string(),
     installed: z.boolean().meta({ description: 'Install, build and download all succeeded once (false after a failed first install).' }),

@@ -152,6 +152,17 @@ export function createSessionsStore(db: Db, studios: StudiosStore) {
       }).immediate();
     },
 
+    /**
+     * A copy of another studio's live session for `toStudio` (an accepted
+     * handoff, docs/api.md "Handoffs"), never opened, named `name` or the
+     * original's name; 409 `name_taken` on a clash, 429 on its kv_bytes
+     * quota. Runs in the caller's transaction.
+     */
+    copyTo(fromStudio: string, id: string, toStudio: string, name: string | undefined): SessionRow {
+      const source = live(fromStudio, id);
+      return insert(toStudio, name ?? source.name, JSON.parse(source.state) as JsonObject);
+    },
+
     duplicate(studioId: string, id: string, name: string): SessionRow {
       return db
         .transaction(() => {

@@ -13,10 +13,11 @@ import { m0011StudiosInstalled } from './0011-studios-installed';
 import { m0012LauncherCredentialUse } from './0012-launcher-credential-use';
 import { m0013TimelineDescriptions } from './0013-timeline-descriptions';
 import { m0014UpdateSources } from './0014-update-sources';
+import { m0015Handoffs } from './0015-handoffs';
 
 /** Every migration, in order. A new one is a new file and one line here. */
 export const MIGRATIONS: readonly Migration[] = [
   m0001Core, m0002Kv, m0003Sessions, m0004Records, m0005Assets, m0006Jobs, m0007Gallery, m0008Timeline, m0009Launcher,
   m0010Exports, m0011StudiosInstalled, m0012LauncherCredentialUse, m0013TimelineDescriptions,
-  m0014UpdateSources,
+  m0014UpdateSources, m0015Handoffs,
 ];

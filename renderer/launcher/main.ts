@@ -4,7 +4,7 @@ import { ApiFailure, call, query, type Page } from '../lib/api';
 import { h, replace } from '../lib/dom';
 import { galleryPanel } from './gallery';
 import type { ItemEvent } from './gallery/types';
-import type { Handoff } from './handoffs/types';
+import type { Handoff } from '../lib/api-types';
 import { DiskPanel } from './disk';
 import { JobsList, PER_STUDIO, type Job } from './jobs';
 import { problem, showProblem } from './problem';

@@ -3,7 +3,7 @@ import { when } from '../../lib/format';
 import { studioName } from './facts';
 import type { CardStatus, Facts } from './state';
 import { thumbStrip } from './thumbs';
-import type { Handoff } from './types';
+import type { Handoff } from '../../lib/api-types';
 import { accessWords, alwaysLabel, requestTitle, stateWords } from './words';
 
 /**

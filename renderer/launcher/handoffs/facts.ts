@@ -2,7 +2,7 @@ import { call } from '../../lib/api';
 import { assetInfo } from '../gallery/media';
 import { nameOf, type Item } from '../gallery/types';
 import { studioById } from '../studios';
-import type { Handoff } from './types';
+import type { Handoff } from '../../lib/api-types';
 import type { Facts } from './state';
 
 /**

@@ -2,7 +2,7 @@ import { ApiFailure, call, query, type Page } from '../../lib/api';
 import { h, replace } from '../../lib/dom';
 import { when } from '../../lib/format';
 import { studioName } from './facts';
-import type { Handoff } from './types';
+import type { Handoff } from '../../lib/api-types';
 import { itemHandoffWords } from './words';
 
 /**

@@ -1,7 +1,7 @@
 import { ApiFailure, call } from '../../lib/api';
 import { studioById, type Studio } from '../studios';
 import { studioName } from './facts';
-import type { Handoff } from './types';
+import type { Handoff } from '../../lib/api-types';
 
 /**
  * Opening the recipient at its `accepts` path with `?handoff=<id>` (where a studio that

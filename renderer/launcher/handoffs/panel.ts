@@ -2,7 +2,7 @@ import { onStudiosChanged, type Studio } from '../studios';
 import { studioChangedForOpen } from './open';
 import { createPermissions } from './permissions';
 import { createRequests } from './requests';
-import type { Handoff } from './types';
+import type { Handoff } from '../../lib/api-types';
 
 /**
  * The launcher's side of handoffs ("Send to" between studios, approved by the person;

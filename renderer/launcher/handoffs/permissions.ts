@@ -2,7 +2,7 @@ import { ApiFailure, call, query, type Page } from '../../lib/api';
 import { announce, h, replace } from '../../lib/dom';
 import { when } from '../../lib/format';
 import { studioName } from './facts';
-import type { HandoffRule } from './types';
+import type { HandoffRule } from '../../lib/api-types';
 
 /**
  * The Permissions view: the standing rules ("Always allow from A to B"), each with

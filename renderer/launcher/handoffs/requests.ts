@@ -6,7 +6,7 @@ import { readFacts, studioName } from './facts';
 import { openRecipient, reserveTab } from './open';
 import { createRequestsState, idleStatus, isShown, shownIds, type CardStatus } from './state';
 import { dropStrip } from './thumbs';
-import type { Handoff } from './types';
+import type { Handoff } from '../../lib/api-types';
 import { refusalWords } from './words';
 
 /**

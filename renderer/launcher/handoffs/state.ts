@@ -1,4 +1,4 @@
-import type { Handoff } from './types';
+import type { Handoff } from '../../lib/api-types';
 import type { AssetKind } from './words';
 
 /**

@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import { upload } from './helpers/assets';
 import { launchChromium, newContext, saveScreenshot, SCHEMES, signIn, watchPageErrors, type Scheme } from './helpers/browser';
 import { client } from './helpers/http';
+import { dropProxy } from './helpers/drop-proxy';
 import { fixture, sleep, startLauncher, type LauncherService } from './helpers/launcher';
 
 /**
@@ -69,6 +70,8 @@ describe('handoffs in the launcher', { timeout: 300_000 }, () => {
     const recipient = await svc.l.installOk(fixture({ id: 'clipmaker', name: 'Clipmaker', capabilities: ['assets'], accepts: { kinds: ['image'], path: '/receive' } }));
     recipientOrigin = recipient.origin;
     assert.deepEqual(recipient.accepts, { kinds: ['image'], path: '/receive' });
+    // A recipient whose process exits before it is ready: "Allow and open" cannot open it.
+    await svc.l.installOk(fixture({ id: 'brokenmaker', name: 'Brokenmaker', capabilities: ['assets'], accepts: { kinds: ['image'] }, start: { run: 'node tool.js fail 3' } }));
     token = svc.svc.token('sketchpad', SENDER_CAPS);
     browser = await launching;
   }, { timeout: 120_000 });
@@ -218,6 +221,71 @@ describe('handoffs in the launcher', { timeout: 300_000 }, () => {
     }
   });
 
+  test('Allow and open whose recipient fails to start closes the tab and says why; Open tries again', async () => {
+    await declineAll();
+    const { page, context, errors, close } = await signedIn();
+    try {
+      const ho = await offer({ to: 'brokenmaker' });
+      const c = card(page, ho.id);
+      await c.waitFor();
+      const opened = context.waitForEvent('page');
+      await c.getByRole('button', { name: 'Allow and open' }).click();
+      const tab = await opened;
+      await tab.waitForEvent('close', { timeout: 30_000 });
+      const alert = c.getByRole('alert');
+      await alert.waitFor();
+      assert.match(await alert.innerText(), /^Brokenmaker did not start: The studio's process exited with code 3 before it was ready/);
+      assert.equal((await handoff(ho.id)).state, 'approved', 'the approval stands');
+      await c.getByText('now allowed, not opened yet', { exact: false }).waitFor();
+      // Open tries the start again (and fails the same way: a tab opens and closes again).
+      const reopened = context.waitForEvent('page');
+      await c.getByRole('button', { name: 'Open Brokenmaker' }).click();
+      await (await reopened).waitForEvent('close', { timeout: 30_000 });
+      await c.getByRole('alert').waitFor();
+      await c.getByRole('button', { name: 'Dismiss' }).click();
+      await c.waitFor({ state: 'detached' });
+      assert.deepEqual(errors, []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('a burst of requests shows in one go; after the event stream reconnects, what changed meanwhile is read again', async () => {
+    await declineAll();
+    const proxy = await dropProxy(/\/launcher\/events$/);
+    const context = await newContext(browser, 'light', { proxy: { server: `http://127.0.0.1:${proxy.port}`, bypass: '<-loopback>' } });
+    try {
+      const page = await context.newPage();
+      const errors = watchPageErrors(page);
+      await signIn(page, svc.svc.cli(['login-url']).stdout);
+      await page.locator('#requests .requests-empty').waitFor();
+      // Twenty at once (a studio's quota of pending requests).
+      const burst = await Promise.all(Array.from({ length: 20 }, () => offer()));
+      const sent = Date.now();
+      await page.waitForFunction((n) => document.querySelectorAll('#requests li.request').length === n, burst.length, { timeout: 5000 });
+      assert.ok(Date.now() - sent < 2000, `the burst took ${Date.now() - sent} ms`);
+      assert.equal(await region(page).locator('.requests-count').innerText(), '20 waiting');
+      // The stream drops and cannot come back for a while: meanwhile one is withdrawn, one declined elsewhere.
+      let blocked = true;
+      await page.route('**/api/v1/launcher/events', (route) => (blocked ? route.abort() : route.continue()));
+      proxy.drop();
+      await page.waitForTimeout(300);
+      assert.equal((await sender().delete(`/handoffs/${burst[0].id}`)).status, 204);
+      assert.equal((await svc.l.post(`/launcher/handoffs/${burst[1].id}:decline`)).status, 200);
+      await sleep(500);
+      assert.equal(await card(page, burst[0].id).count(), 1, 'no event could tell the page yet');
+      blocked = false;
+      await card(page, burst[0].id).waitFor({ state: 'detached', timeout: 15_000 });
+      await card(page, burst[1].id).waitFor({ state: 'detached', timeout: 5000 });
+      assert.equal(await page.locator('#requests li.request').count(), 18);
+      assert.deepEqual(errors.filter((e) => !/launcher\/events/.test(e)), []);
+    } finally {
+      await context.close();
+      await proxy.close();
+      await declineAll();
+    }
+  });
+
   test('a request withdrawn under the click says so in words next to its card', async () => {
     await declineAll();
     const { page, errors, close } = await signedIn();
@@ -252,7 +320,7 @@ describe('handoffs in the launcher', { timeout: 300_000 }, () => {
     assert.equal((await svc.l.post(`/launcher/handoffs/${declined.id}:decline`)).status, 200);
     const approved = await offer({ asset_ids: [made.asset_id, await image()], item_id: made.id });
     assert.equal((await svc.l.post(`/launcher/handoffs/${approved.id}:approve`, {})).status, 200);
-    const { page, errors, close } = await signedIn();
+    const { page, errors, close } = await signedIn('dark');
     try {
       await page.locator(`#gallery .g-tile[data-item-id="${made.id}"]`).click();
       await page.keyboard.press('Enter');

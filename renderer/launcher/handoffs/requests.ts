@@ -28,7 +28,7 @@ export function createRequests(hooks: RequestsHooks) {
   const state = createRequestsState();
   const schedule = frameScheduler(render);
   const list = h('ul', { class: 'requests' });
-  const empty = h('p', { class: 'empty requests-empty' }, 'No requests. When a studio offers its work to another (“Send to”), you decide here.');
+  const empty = h('li', { class: 'empty requests-empty' }, 'No requests. When a studio offers its work to another (“Send to”), you decide here.');
   const failure = h('p', { class: 'error', hidden: true });
   const heading = h('h2', { id: 'requests-title', tabindex: -1 }, 'Requests');
   const count = h('span', { class: 'badge requests-count', hidden: true });

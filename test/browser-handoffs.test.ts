@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { upload } from './helpers/assets';
-import { launchChromium, newContext, saveScreenshot, SCHEMES, signIn, watchPageErrors, type Scheme } from './helpers/browser';
+import { launchChromium, newContext, RESULTS_DIR, saveScreenshot, SCHEMES, signIn, watchPageErrors, type Scheme } from './helpers/browser';
 import { client } from './helpers/http';
 import { dropProxy } from './helpers/drop-proxy';
 import { fixture, sleep, startLauncher, type LauncherService } from './helpers/launcher';
@@ -332,7 +333,7 @@ describe('handoffs in the launcher', { timeout: 300_000 }, () => {
       assert.equal(lines.length, 2, lines.join('\n'));
       assert.match(lines[0]!, /^From Sketchpad to Clipmaker: allowed, not opened yet · .+/);
       assert.match(lines[1]!, /^From Sketchpad to Clipmaker: declined · .+/);
-      await saveScreenshot(page, 'handoffs-details-1280', 'dark');
+      await dialog.screenshot({ path: join(RESULTS_DIR, 'handoffs-details-1280-dark.png') });
       // An item never handed off says so.
       await page.keyboard.press('Escape');
       const lone = await item('Kept at home');

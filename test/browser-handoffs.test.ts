@@ -131,6 +131,17 @@ describe('handoffs in the launcher', { timeout: 300_000 }, () => {
       await c.waitFor({ state: 'detached' });
       assert.equal((await handoff(ho.id)).state, 'declined');
       await region(page).getByText('No requests.').waitFor();
+
+      // With a session: the recipient also gets its own copy of it. The launcher cannot read a
+      // studio's session names (the Handoff carries only `session_id`), so the words say "one of its sessions".
+      const session = await sender().post('/sessions', { name: 'Evening', state: { layers: 3 } });
+      assert.equal(session.status, 201, session.text);
+      const withSession = await offer({ session_id: session.json.id });
+      await card(page, withSession.id)
+        .getByText('Clipmaker will be able to read 1 image from Sketchpad and get its own copy of one of its sessions.', { exact: true })
+        .waitFor();
+      await card(page, withSession.id).getByRole('button', { name: 'Decline' }).click();
+      await card(page, withSession.id).waitFor({ state: 'detached' });
       assert.deepEqual(errors, []);
     } finally {
       await close();

@@ -263,8 +263,9 @@ export function createRequests(hooks: RequestsHooks) {
     if (state.listChanged) {
       state.listChanged = false;
       syncChildren(list, ids.length === 0 ? [empty] : ids.map((id) => cards.get(id)!));
-      count.hidden = ids.length === 0;
-      count.textContent = `${ids.length} waiting`;
+      const waiting = ids.filter((id) => state.handoffs.get(id)?.state === 'pending').length;
+      count.hidden = waiting === 0;
+      count.textContent = `${waiting} waiting`;
       element.classList.toggle('has-requests', ids.length > 0);
       // The card that had the focus left: the focus goes to the card now in its place, else the heading.
       if (focusedCard && !ids.includes(focusedCard)) {

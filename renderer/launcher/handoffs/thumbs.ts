@@ -1,6 +1,6 @@
 import { h, replace } from '../../lib/dom';
 import { showMedia } from '../../lib/media';
-import { assetInfo } from '../gallery/media';
+import { assetRecord } from './facts';
 
 /**
  * The offered assets as thumbnails (short-lived media URLs, lib/media.ts, as the gallery
@@ -33,7 +33,7 @@ function thumb(assetId: string): HTMLElement {
   const box = h('div', { class: 'request-thumb', 'data-asset': assetId });
   const img = h('img', { alt: '', decoding: 'async', draggable: 'false' });
   box.append(img);
-  void assetInfo(assetId).then((info) => {
+  void assetRecord(assetId).then((info) => {
     if (!info) return replace(box, h('span', { class: 'g-placeholder failed' }, 'Gone'));
     img.alt = info.filename;
     box.title = info.filename;

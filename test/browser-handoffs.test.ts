@@ -132,13 +132,12 @@ describe('handoffs in the launcher', { timeout: 300_000 }, () => {
       assert.equal((await handoff(ho.id)).state, 'declined');
       await region(page).getByText('No requests.').waitFor();
 
-      // With a session: the recipient also gets its own copy of it. The launcher cannot read a
-      // studio's session names (the Handoff carries only `session_id`), so the words say "one of its sessions".
+      // With a session: the recipient also gets its own copy of it, named as the launcher reads it (`session_name`).
       const session = await sender().post('/sessions', { name: 'Evening', state: { layers: 3 } });
       assert.equal(session.status, 201, session.text);
       const withSession = await offer({ session_id: session.json.id });
       await card(page, withSession.id)
-        .getByText('Clipmaker will be able to read 1 image from Sketchpad and get its own copy of one of its sessions.', { exact: true })
+        .getByText('Clipmaker will be able to read 1 image from Sketchpad and get its own copy of the session “Evening”.', { exact: true })
         .waitFor();
       await card(page, withSession.id).getByRole('button', { name: 'Decline' }).click();
       await card(page, withSession.id).waitFor({ state: 'detached' });

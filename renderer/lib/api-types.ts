@@ -206,7 +206,7 @@ export interface Studio {
   updated_at: string;
 }
 
-/** One studio handing work to another (docs/api.md "Handoffs"). */
+/** One studio handing work to another, as the launcher sees it: with the offered session's name (docs/api.md "Handoffs"). */
 export interface Handoff {
   id: string;
   from: string;
@@ -221,6 +221,8 @@ export interface Handoff {
   accepted_session_id: string | null;
   created_at: string;
   updated_at: string;
+  /** The offered session's name now; null without a session, or once it is deleted. */
+  session_name: string | null;
 }
 
 /** A pair of studios the user allowed always. */

@@ -41,7 +41,7 @@ export function requestCard(ho: Handoff, status: CardStatus, facts: Facts | unde
     h('h3', { id: titleId, class: 'request-title' }, requestTitle(from, to, facts?.title ?? null)),
     thumbStrip(ho.id, ho.asset_ids, from),
     ho.note ? h('blockquote', { class: 'request-note' }, h('span', { class: 'visually-hidden' }, `${from}’s note: `), ho.note) : null,
-    h('p', { class: 'request-access' }, accessWords({ from, to, kinds, session: ho.session_id ? { name: null } : null })),
+    h('p', { class: 'request-access' }, accessWords({ from, to, kinds, session: ho.session_id ? { name: ho.session_name } : null })),
     h(
       'p',
       { class: 'request-meta muted' },

@@ -19,6 +19,8 @@ import type { TestService } from './helpers/service';
  */
 
 const KEYS = ['accepted_session_id', 'asset_ids', 'created_at', 'from', 'id', 'item_id', 'note', 'session_id', 'state', 'to', 'updated_at'];
+/** The launcher's view adds the offered session's name. */
+const LAUNCHER_KEYS = [...KEYS, 'session_name'].sort();
 const ALL = ['assets', 'gallery', 'jobs', 'kv', 'timeline'];
 
 let svc: TestService;
@@ -33,10 +35,10 @@ let launcherEvents: SseConnection;
 let senderEvents: SseConnection;
 let rxEvents: SseConnection;
 
-function assertHandoff(res: { status: number; json: any; text: string }, status: number): any {
+function assertHandoff(res: { status: number; json: any; text: string }, status: number, keys = KEYS): any {
   assert.equal(res.status, status, res.text);
   const h = res.json;
-  assert.deepEqual(Object.keys(h).sort(), KEYS);
+  assert.deepEqual(Object.keys(h).sort(), keys);
   assert.match(h.id, ULID);
   assert.match(h.created_at, INSTANT);
   assert.match(h.updated_at, INSTANT);
@@ -287,7 +289,7 @@ describe('who sees a handoff', () => {
     const h = await offerOk({ asset_ids: [a.id], item_id: item.id });
     const byItem = (await l.get(`/launcher/handoffs?item_id=${item.id}`)).json.items;
     assert.deepEqual(byItem.map((x: any) => x.id), [h.id]);
-    assert.deepEqual(assertHandoff(await l.get(`/launcher/handoffs/${h.id}`), 200), h);
+    assert.deepEqual(assertHandoff(await l.get(`/launcher/handoffs/${h.id}`), 200, LAUNCHER_KEYS), { ...h, session_name: null });
     assertError(await l.get(`/launcher/handoffs/${UNKNOWN_ID}`), 404, 'not_found');
     assertError(await approve(UNKNOWN_ID), 404, 'not_found');
     assertError(await decline(UNKNOWN_ID), 404, 'not_found');
@@ -306,12 +308,12 @@ describe('the user answers: approve once or always, decline', () => {
     const h = await offerOk({ asset_ids: [(await image()).id] });
     assertError(await approve(h.id, { always: 'yes' }), 400, 'bad_request');
     assertError(await approve(h.id, { sometimes: true }), 400, 'bad_request');
-    const approved = assertHandoff(await l.post(`/launcher/handoffs/${h.id}:approve`), 200); // no body: once
+    const approved = assertHandoff(await l.post(`/launcher/handoffs/${h.id}:approve`), 200, LAUNCHER_KEYS); // no body: once
     assert.equal(approved.state, 'approved');
     assertError(await approve(h.id), 409, 'conflict');
     assertError(await decline(h.id), 409, 'conflict');
     const d = await offerOk({ asset_ids: [(await image()).id] });
-    assert.equal(assertHandoff(await decline(d.id), 200).state, 'declined');
+    assert.equal(assertHandoff(await decline(d.id), 200, LAUNCHER_KEYS).state, 'declined');
     assertError(await approve(d.id), 409, 'conflict');
     assertError(await decline(d.id), 409, 'conflict');
     assert.equal((await sender.delete(`/handoffs/${h.id}`)).status, 204);
@@ -319,7 +321,7 @@ describe('the user answers: approve once or always, decline', () => {
 
   test('always: the pair is allowed from then on (created approved), listed, and revoked', async () => {
     const h = await offerOk({ asset_ids: [(await image()).id] });
-    assert.equal(assertHandoff(await approve(h.id, { always: true }), 200).state, 'approved');
+    assert.equal(assertHandoff(await approve(h.id, { always: true }), 200, LAUNCHER_KEYS).state, 'approved');
     const rules = (await l.get('/launcher/handoff-rules')).json;
     assert.deepEqual(rules.items.map((r: any) => [r.from, r.to]), [['sender', 'receiver']]);
     assert.match(rules.items[0].created_at, INSTANT);
@@ -380,6 +382,8 @@ describe('POST /handoffs/{id}:accept', () => {
     const s = (await sender.post('/sessions', { name: 'Brush settings', state: { size: 12, colour: '#c33' } })).json;
     assert.equal((await sender.post(`/sessions/${s.id}:activate`)).status, 204);
     const h = await offerOk({ asset_ids: [a.id], session_id: s.id });
+    // The launcher names the session in its request (studios see only its id).
+    assert.equal((await l.get(`/launcher/handoffs/${h.id}`)).json.session_name, 'Brush settings');
     assert.equal((await approve(h.id)).status, 200);
     const clash = (await rx.post('/sessions', { name: 'Brush settings' })).json;
     assertError(await rx.post(`/handoffs/${h.id}:accept`, {}), 409, 'name_taken');
@@ -416,6 +420,7 @@ describe('POST /handoffs/{id}:accept', () => {
     assert.equal((await sender.delete(`/gallery/items/${item.id}`)).status, 204);
     assert.equal((await sender.delete(`/sessions/${s.id}`)).status, 204);
     assertError(await rx.post(`/handoffs/${h2.id}:accept`, {}), 409, 'missing', { missing: [item.id, s.id] });
+    assert.equal((await l.get(`/launcher/handoffs/${h2.id}`)).json.session_name, null, 'a deleted session has no name to show');
     assertError(await rx.get(`/assets/${a.id}`), 404, 'not_found');
     assert.equal((await rx.get('/sessions?limit=500')).json.items.filter((x: any) => x.name === 'soon gone').length, 0);
   });
@@ -468,7 +473,7 @@ describe('events', () => {
     assert.deepEqual(handoffEvents(rxEvents, h.id), [{ id: h.id, from: 'sender', to: 'receiver', state: 'approved' }]);
     const full = handoffEvents(launcherEvents, h.id);
     assert.deepEqual(full.map((e) => e.state), ['pending', 'approved', 'accepted']);
-    for (const e of full) assert.deepEqual(Object.keys(e).sort(), KEYS);
+    for (const e of full) assert.deepEqual(Object.keys(e).sort(), LAUNCHER_KEYS);
     // A declined one never reaches the recipient's channel; another studio hears nothing.
     const d = await offerOk({ asset_ids: [(await image()).id] });
     assert.equal((await decline(d.id)).status, 200);

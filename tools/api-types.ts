@@ -46,6 +46,8 @@ export const SHAPES: readonly Shape[] = [
   { name: 'Item', method: 'get', path: '/gallery/items/{id}', from: 200, doc: 'A gallery item.' },
   { name: 'Asset', method: 'post', path: '/assets', from: 201, doc: 'A stored file.' },
   { name: 'Studio', method: 'get', path: '/launcher/studios', from: 200, pointer: ITEMS, doc: 'An installed studio, as the launcher lists it.' },
+  { name: 'Handoff', method: 'get', path: '/launcher/handoffs/{id}', from: 200, doc: 'One studio handing work to another, as the launcher sees it: with the offered session\'s name (docs/api.md "Handoffs").' },
+  { name: 'HandoffRule', method: 'get', path: '/launcher/handoff-rules', from: 200, pointer: ITEMS, doc: 'A pair of studios the user allowed always.' },
 ];
 
 function at(schema: Schema, pointer: string): Schema {

@@ -4,12 +4,14 @@ import { ApiFailure, call, query, type Page } from '../lib/api';
 import { h, replace } from '../lib/dom';
 import { galleryPanel } from './gallery';
 import type { ItemEvent } from './gallery/types';
+import type { Handoff } from '../lib/api-types';
 import { DiskPanel } from './disk';
 import { JobsList, PER_STUDIO, type Job } from './jobs';
 import { problem, showProblem } from './problem';
 import { examplesSection, installForm } from './install';
 import { onStudiosChanged, setStudios, studioById, studioEvent, studioList, type Studio } from './studios';
 import { diagnosticsControl } from './diagnostics';
+import { handoffsPanels } from './handoffs';
 
 /**
  * The launcher UI: studios (install, start, stop, open, uninstall) and every studio's
@@ -21,6 +23,7 @@ import { diagnosticsControl } from './diagnostics';
 const root = document.getElementById('app')!;
 const gallery = galleryPanel();
 const disk = new DiskPanel((id) => studioById(id)?.name);
+const handoffs = handoffsPanels();
 
 /** Runs `work` now, or once more after the run in flight: a burst of finished jobs is one or two reloads, not one each. */
 function coalesced(work: () => Promise<unknown> | void): () => void {
@@ -97,7 +100,13 @@ async function loadAll(): Promise<void> {
 function connect(): void {
   const events = new EventStream('/api/v1/launcher/events');
   // Each event only changes state; the lists render at the next animation frame.
-  events.addEventListener('studio', (e) => studioEvent(JSON.parse((e as MessageEvent<string>).data) as Studio & { removed?: boolean }));
+  events.addEventListener('studio', (e) => {
+    const s = JSON.parse((e as MessageEvent<string>).data) as Studio & { removed?: boolean };
+    studioEvent(s);
+    handoffs.studioEvent(s); // "Allow and open" waits for its recipient to run
+  });
+  // A handoff asked for, answered or withdrawn: the Requests region applies them once per frame.
+  events.addEventListener('handoff', (e) => handoffs.handoffEvent(JSON.parse((e as MessageEvent<string>).data) as Handoff));
   events.addEventListener('job', (e) => jobs.jobEvent(JSON.parse((e as MessageEvent<string>).data) as Job));
   // Any studio's item made, changed or deleted (purges too): the gallery applies them once per frame, Disk reads again.
   events.addEventListener('item', (e) => {
@@ -112,6 +121,7 @@ function connect(): void {
   events.addEventListener('open', () => {
     void loadAll().catch(showProblem);
     refreshGallery(); // items made while the stream was down
+    handoffs.load(); // requests asked or answered while it was down
     reloadDiskSoon();
   });
 }
@@ -143,10 +153,12 @@ async function boot(): Promise<void> {
     h('header', { class: 'top' }, h('h1', {}, 'Backlot'), h('span', { class: 'muted' }, 'Your local studios'), h('a', { href: '/editor/', class: 'editor-link' }, 'Editor'), diagnosticsControl()),
     problem,
     h('main', { class: 'columns' },
+      handoffs.requests,
       h('section', { class: 'panel', 'aria-labelledby': 'studios-title' }, h('h2', { id: 'studios-title' }, 'Studios'), installForm(), studioList, examplesSection()),
       h('section', { class: 'panel', 'aria-labelledby': 'jobs-title' }, h('h2', { id: 'jobs-title' }, 'Jobs'), jobs.list, jobs.details),
       gallery.element,
       disk.element,
+      handoffs.permissions,
     ),
     h('div', { id: 'announcer', class: 'visually-hidden', role: 'status', 'aria-live': 'polite' }),
   );

@@ -205,3 +205,29 @@ export interface Studio {
   created_at: string;
   updated_at: string;
 }
+
+/** One studio handing work to another, as the launcher sees it: with the offered session's name (docs/api.md "Handoffs"). */
+export interface Handoff {
+  id: string;
+  from: string;
+  to: string;
+  asset_ids: string[];
+  item_id: string | null;
+  session_id: string | null;
+  note: string | null;
+  /** pending (waiting for the user), approved, accepted, declined, withdrawn, or expired (pending for 24 h). */
+  state: "pending" | "approved" | "accepted" | "declined" | "withdrawn" | "expired";
+  /** The recipient's copy of the session, once accepted. */
+  accepted_session_id: string | null;
+  created_at: string;
+  updated_at: string;
+  /** The offered session's name now; null without a session, or once it is deleted. */
+  session_name: string | null;
+}
+
+/** A pair of studios the user allowed always. */
+export interface HandoffRule {
+  from: string;
+  to: string;
+  created_at: string;
+}

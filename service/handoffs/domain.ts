@@ -6,7 +6,7 @@ import type { AssetKind, AssetsDomain } from '../assets';
 import type { GalleryStore } from '../gallery';
 import type { SessionsStore } from '../sessions';
 import { assetSet, createHandoffsStore, type HandoffRow, type HandoffState, type HandoffsStore } from './store';
-import { handoffView, type Handoff } from './view';
+import { handoffView, type LauncherHandoff } from './view';
 
 /**
  * Handoffs ("Send to", docs/api.md "Handoffs"): a studio offers read access
@@ -30,13 +30,13 @@ export interface HandoffsDeps {
   db: Db;
   assets: Pick<AssetsDomain, 'store' | 'handover'>;
   gallery: Pick<GalleryStore, 'get'>;
-  sessions: Pick<SessionsStore, 'isLive' | 'copyTo'>;
+  sessions: Pick<SessionsStore, 'isLive' | 'copyTo' | 'nameOf'>;
   /** The launcher's view of a studio it may hand to; null when it is not installed at all. */
   recipient(id: string): Recipient | null;
   /** The sender's and recipient's `/events` (studio channel only). */
   toStudio(studioId: string, data: { id: string; from: string; to: string; state: HandoffState }): void;
-  /** `/launcher/events`: the whole handoff. */
-  toLauncher(handoff: Handoff): void;
+  /** `/launcher/events`: the whole handoff, as the launcher sees it. */
+  toLauncher(handoff: LauncherHandoff): void;
   ttlMs?: number;
   /** How often pending handoffs are checked for expiry (events go out then); reads check at once anyway. */
   sweepMs?: number;
@@ -55,13 +55,19 @@ export function createHandoffs(deps: HandoffsDeps) {
   const store: HandoffsStore = createHandoffsStore(db);
   const ttlMs = deps.ttlMs ?? HANDOFF_TTL_MS;
 
+  /** A handoff as the launcher shows it: with the offered session's name. */
+  function launcherView(row: HandoffRow): LauncherHandoff {
+    const sessionName = row.session_id === null ? null : deps.sessions.nameOf(row.from_studio, row.session_id);
+    return { ...handoffView(row), session_name: sessionName };
+  }
+
   /** After commit: the sender hears every change, the recipient only those it may see, the launcher all. */
   function announce(rows: readonly HandoffRow[]): void {
     for (const row of rows) {
       const data = { id: row.id, from: row.from_studio, to: row.to_studio, state: row.state };
       deps.toStudio(row.from_studio, data);
       if (row.state === 'approved') deps.toStudio(row.to_studio, data);
-      deps.toLauncher(handoffView(row));
+      deps.toLauncher(launcherView(row));
     }
   }
 
@@ -113,6 +119,7 @@ export function createHandoffs(deps: HandoffsDeps) {
 
   return {
     store,
+    launcherView,
 
     /** POST /handoffs, its checks in the order docs/api.md "Handoffs" gives. */
     create(fromStudio: string, readAll: boolean, body: NewHandoff): HandoffRow {

@@ -4,8 +4,8 @@ import { route, type Route } from '../core/route';
 import { listPage, type CursorCodec, type CursorValue } from '../core/pagination';
 import type { HandoffsDomain } from './domain';
 import {
-  handoff, handoffAccept, handoffApprove, handoffCreate, handoffPage, handoffRulePage, idParams, launcherListQuery, ruleParams,
-  rulesQuery, studioListQuery,
+  handoff, handoffAccept, handoffApprove, handoffCreate, handoffPage, handoffRulePage, idParams, launcherHandoff, launcherHandoffPage,
+  launcherListQuery, ruleParams, rulesQuery, studioListQuery,
 } from './schema';
 import type { HandoffPosition, HandoffRow, HandoffScope } from './store';
 import { handoffView } from './view';
@@ -25,13 +25,15 @@ import { handoffView } from './view';
 export function handoffRoutes(deps: { handoffs: HandoffsDomain; cursors: CursorCodec }): Route[] {
   const { handoffs, cursors } = deps;
   const reply = (status: number, row: HandoffRow) => ({ status, body: handoffView(row) });
+  const launcherReply = (row: HandoffRow) => ({ status: 200, body: handoffs.launcherView(row) });
   const page = (binding: string, scope: HandoffScope, query: { limit?: number; cursor?: string }) => {
+    const view = scope.kind === 'launcher' ? handoffs.launcherView : handoffView;
     handoffs.beforeRead();
     return listPage(cursors, binding, query, {
       after: toPosition,
       rows: (after, limit) => handoffs.store.page(scope, after, limit),
       position: (row) => [row.created_at, row.id],
-      json: (row) => JSON.stringify(handoffView(row)),
+      json: (row) => JSON.stringify(view(row)),
     });
   };
 
@@ -119,7 +121,7 @@ export function handoffRoutes(deps: { handoffs: HandoffsDomain; cursors: CursorC
       summary: "Every studio's handoffs, newest first (the user's requests)",
       capability: 'launcher',
       query: launcherListQuery,
-      success: { status: 200, description: 'HandoffPage', schema: handoffPage },
+      success: { status: 200, description: 'LauncherHandoffPage', schema: launcherHandoffPage },
       errors: [400],
       handle({ query }) {
         const scope: HandoffScope = { kind: 'launcher', state: query.state ?? null, itemId: query.item_id ?? null };
@@ -132,9 +134,9 @@ export function handoffRoutes(deps: { handoffs: HandoffsDomain; cursors: CursorC
       summary: 'Read any handoff',
       capability: 'launcher',
       params: idParams,
-      success: { status: 200, description: 'Handoff', schema: handoff },
+      success: { status: 200, description: 'LauncherHandoff', schema: launcherHandoff },
       errors: [404],
-      handle: ({ params }) => reply(200, handoffs.getAny(params.id)),
+      handle: ({ params }) => launcherReply(handoffs.getAny(params.id)),
     }),
     route({
       method: 'POST',
@@ -148,9 +150,9 @@ export function handoffRoutes(deps: { handoffs: HandoffsDomain; cursors: CursorC
       visible: ({ params }) => handoffs.getAny(params.id),
       body: handoffApprove,
       bodyOptional: true,
-      success: { status: 200, description: 'Handoff (approved)', schema: handoff },
+      success: { status: 200, description: 'LauncherHandoff (approved)', schema: launcherHandoff },
       errors: [400, 404, 409, 413],
-      handle: ({ params, body }) => reply(200, handoffs.approve(params.id, body.always === true)),
+      handle: ({ params, body }) => launcherReply(handoffs.approve(params.id, body.always === true)),
     }),
     route({
       method: 'POST',
@@ -159,9 +161,9 @@ export function handoffRoutes(deps: { handoffs: HandoffsDomain; cursors: CursorC
       description: 'pending → declined; not pending: 409 `conflict`. The recipient never sees it.',
       capability: 'launcher',
       params: idParams,
-      success: { status: 200, description: 'Handoff (declined)', schema: handoff },
+      success: { status: 200, description: 'LauncherHandoff (declined)', schema: launcherHandoff },
       errors: [404, 409],
-      handle: ({ params }) => reply(200, handoffs.decline(params.id)),
+      handle: ({ params }) => launcherReply(handoffs.decline(params.id)),
     }),
     route({
       method: 'GET',

@@ -60,6 +60,13 @@ export const handoff = z
   .meta({ id: 'Handoff' });
 export const handoffPage = z.object({ items: z.array(handoff), next_cursor: z.string().nullable() });
 
+export const launcherHandoff = handoff
+  .extend({
+    session_name: z.string().nullable().meta({ description: "The offered session's name now; null without a session, or once it is deleted." }),
+  })
+  .meta({ id: 'LauncherHandoff', description: 'A Handoff as the launcher shows it.' });
+export const launcherHandoffPage = z.object({ items: z.array(launcherHandoff), next_cursor: z.string().nullable() });
+
 export const handoffRule = z
   .object({ from: z.string(), to: z.string(), created_at: z.string() })
   .meta({ id: 'HandoffRule', description: 'A pair the user allowed always: handoffs from `from` to `to` are approved as they are made.' });

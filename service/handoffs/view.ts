@@ -30,3 +30,8 @@ export function handoffView(row: HandoffRow): Handoff {
     updated_at: row.updated_at,
   };
 }
+
+/** The launcher's view adds the offered session's current name (null without one, or once it is deleted), for the request's words. */
+export interface LauncherHandoff extends Handoff {
+  session_name: string | null;
+}

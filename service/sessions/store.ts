@@ -99,6 +99,11 @@ export function createSessionsStore(db: Db, studios: StudiosStore) {
       return live(studioId, id);
     },
 
+    /** A live session's name (the launcher's words for a handoff); null when there is none. */
+    nameOf(studioId: string, id: string): string | null {
+      return stmts.get.get(id, studioId)?.name ?? null;
+    },
+
     /** Whether the id names one of the studio's live sessions (the gallery's `session_id`). */
     isLive(studioId: string, id: string): boolean {
       return stmts.get.get(id, studioId) !== undefined;

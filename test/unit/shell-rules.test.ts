@@ -90,6 +90,11 @@ describe('popupTarget (also what becomes of a refused navigation)', () => {
     assert.deepEqual(popupTarget(launcher, `http://127.0.0.1:${P}/`, P), { to: 'nowhere' });
     assert.deepEqual(popupTarget(launcher, 'file:///etc/passwd', P), { to: 'nowhere' });
   });
+  test("a handoff's address opens the recipient's own window; a blank pop-up opens nothing, so the launcher page reserves none in the desktop app", () => {
+    const receive = `http://clipmaker.localhost:${P}/receive?handoff=01ARZ3NDEKTSV4RRFFQ69G5FAV`;
+    assert.deepEqual(popupTarget(launcher, receive, P), { to: 'studio', id: 'clipmaker', url: receive });
+    for (const blank of ['about:blank', '', 'about:blank#x']) assert.deepEqual(popupTarget(launcher, blank, P), { to: 'nowhere' }, JSON.stringify(blank));
+  });
   test('a studio opens only its own origin again; never another studio, the launcher or the editor', () => {
     assert.deepEqual(popupTarget(sketchpad, `http://sketchpad.localhost:${P}/b`, P), { to: 'studio', id: 'sketchpad', url: `http://sketchpad.localhost:${P}/b` });
     assert.deepEqual(popupTarget(sketchpad, `http://clipmaker.localhost:${P}/`, P), { to: 'nowhere' });

@@ -3,6 +3,7 @@ import { h, replace } from '../../lib/dom';
 import { when } from '../../lib/format';
 import { openMedia, showMedia, type MediaElement } from '../../lib/media';
 import { describe, type GalleryActions } from './actions';
+import { itemHandoffs } from '../handoffs/item-list';
 import { preview } from './media';
 import { nameOf, parseTags, type Item } from './types';
 
@@ -10,7 +11,8 @@ import { nameOf, parseTags, type Item } from './types';
  * The details dialog: the item's media, its fields, an edit form (title and
  * tags; Save sends one PATCH), Star, Download, Copy prompt / parameters, Open
  * in editor for an export, Delete; lineage up ("Made from") and down
- * ("Used in") as thumbnails, each opening that item here with a Back button.
+ * ("Used in") as thumbnails, each opening that item here with a Back button;
+ * and the item's handoffs to other studios (handoffs/item-list.ts).
  */
 
 export interface DetailsHooks {
@@ -103,6 +105,7 @@ export function createDetails(hooks: DetailsHooks) {
       ),
       up,
       down,
+      itemHandoffs(item.id),
     );
     if (focusClose) close.focus();
   }

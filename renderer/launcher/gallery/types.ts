@@ -1,17 +1,11 @@
 /** The gallery's shapes (docs/api.md "Gallery", "Launcher events"); the item itself comes from lib/api-types.ts, generated from the OpenAPI document. */
 
-import type { Item } from '../../lib/api-types';
+import type { Asset, Item } from '../../lib/api-types';
 
 export type { Item };
 
-/** `GET /launcher/assets/{id}/info`: what a tile and a download need of the asset. */
-export interface AssetInfo {
-  id: string;
-  filename: string;
-  duration_s: number | null;
-  size: number;
-  mime: string;
-}
+/** `GET /launcher/assets/{id}/info`: the asset's record (its kind, file name, length). */
+export type AssetInfo = Asset;
 
 /** An `item` event of `/launcher/events`. */
 export interface ItemEvent {

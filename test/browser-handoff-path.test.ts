@@ -14,8 +14,8 @@ import { CLIPMAKER, fixture, SKETCHPAD, startLauncher, type LauncherService } fr
  * it and opens Clipmaker at /receive?handoff=<id>, which takes the drawing, puts it
  * on its reel and renders the reel; the render's gallery item has the drawing
  * upstream in the launcher's lineage. Also: every refusal of a send in words next
- * to Sketchpad's button, the request followed to Withdrawn and Declined, and every
- * reason /receive cannot take a request. Screenshots (light and dark, 1280 and
+ * to Sketchpad's button, the request followed to Withdrawn, Declined and Expired,
+ * and every reason /receive cannot take a request. Screenshots (light and dark, 1280 and
  * 800 px) go to test-results/.
  */
 
@@ -189,11 +189,16 @@ describe('handoffs: Sketchpad sends a drawing to Clipmaker, in real Chromium', {
     await shootAll(page, 'handoff-sketchpad-refused');
     for (const id of queued) assert.equal((await pageJson(page, 'DELETE', `${HANDOFFS}/${id}`)).status, 204);
 
+    // 404 not_found: the drawing was deleted after the strip was drawn.
+    assert.equal((await pageJson(page, 'DELETE', `/_backlot/api/v1/gallery/items/${itemId}`)).status, 204);
+    await sendButton.click();
+    await card.getByText('This drawing is no longer in the gallery.').waitFor();
+
     // The refusals were the service's own answers, nothing else failed.
-    const expected = ['409 /_backlot/api/v1/handoffs', '422 /_backlot/api/v1/handoffs', '409 /_backlot/api/v1/handoffs', '429 /_backlot/api/v1/handoffs'];
+    const expected = ['409 /_backlot/api/v1/handoffs', '422 /_backlot/api/v1/handoffs', '409 /_backlot/api/v1/handoffs', '429 /_backlot/api/v1/handoffs', '404 /_backlot/api/v1/handoffs'];
     assert.deepEqual(
       errors.filter((e) => e !== '404 /_backlot/api/v1/kv/settings/brush'),
-      [expected[0], expected[1], expected[3]],
+      [expected[0], expected[1], expected[3], expected[4]],
     );
     assert.deepEqual(otherErrors.filter((e) => e !== '404 /_backlot/api/v1/kv/settings/brush'), [expected[2]]);
     await page.close();
@@ -379,5 +384,48 @@ describe('handoffs: Sketchpad sends a drawing to Clipmaker, in real Chromium', {
     await page.unroute(acceptPath);
     await sketch.close();
     await page.close();
+  });
+});
+
+describe('handoffs: a request nobody answers expires, and Sketchpad says so', { timeout: 120_000 }, () => {
+  let ls: LauncherService;
+  let browser: Browser;
+
+  before(async () => {
+    // Requests expire after 3 s here instead of 24 h.
+    ls = await startLauncher({ env: { BACKLOT_HANDOFF_TTL_MS: '3000' } });
+    browser = await launchChromium();
+    await ls.l.installOk(SKETCHPAD);
+    await ls.l.startOk('sketchpad');
+    // A receiver of pictures named clipmaker (the real one is not needed to be asked).
+    await ls.l.installOk(fixture({ id: 'clipmaker', name: 'Clipmaker', capabilities: ['assets'], accepts: { kinds: ['image'] } }));
+  }, { timeout: 60_000 });
+
+  after(async () => {
+    await browser?.close();
+    await ls?.svc.stop();
+  }, { timeout: 30_000 });
+
+  test('"Expired" in words once the request ran out of time; Send is offered again', async () => {
+    const context = await newContext(browser, 'light');
+    try {
+      const page = await context.newPage();
+      const errors = watchPageErrors(page);
+      await page.goto(`http://sketchpad.localhost:${ls.svc.port}/`);
+      const itemId = await drawAndSave(page, 'a kite nobody saw');
+      const card = page.locator(`#gallery .card[data-item-id="${itemId}"]`);
+      await card.getByRole('button', { name: 'Send to Clipmaker' }).click();
+      await card.getByText('Waiting for your approval in the Backlot launcher.').waitFor();
+      await card.getByText('Expired: nobody answered it within a day.').waitFor({ timeout: 10_000 });
+      assert.equal(await card.locator('.send-state').getAttribute('data-state'), 'expired');
+      assert.equal(await card.getByRole('button', { name: 'Send to Clipmaker' }).isEnabled(), true);
+      assert.equal(await card.getByRole('button', { name: 'Withdraw' }).isVisible(), false);
+      // A reload shows it again, from the list of what was sent.
+      await page.reload();
+      await page.locator(`#gallery .card[data-item-id="${itemId}"]`).getByText('Expired: nobody answered it within a day.').waitFor();
+      assert.deepEqual(errors.filter((e) => e !== '404 /_backlot/api/v1/kv/settings/brush'), []);
+    } finally {
+      await context.close();
+    }
   });
 });

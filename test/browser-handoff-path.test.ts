@@ -305,7 +305,7 @@ describe('handoffs: Sketchpad sends a drawing to Clipmaker, in real Chromium', {
     for (const p of [sketch, launcher, tab]) await p.close();
   });
 
-  test("Clipmaker's /receive says why it cannot take a request: none named, not approved yet (then Try again), gone, withdrawn, taken before (and taken elsewhere: 409 conflict)", async () => {
+  test("Clipmaker's /receive says why it cannot take a request: none named, not approved yet (then Try again), gone, withdrawn, taken before (and taken elsewhere: 409 conflict); allowed once, it waits under Sent to you", async () => {
     assert.ok(accepted, 'the whole path ran first');
     const sketch = await context.newPage();
     await sketch.goto(`${sketchpad}/`);
@@ -337,6 +337,21 @@ describe('handoffs: Sketchpad sends a drawing to Clipmaker, in real Chromium', {
     await page.locator('#handoff-state[data-kind="ok"]').waitFor({ timeout: 15_000 });
     assert.equal(await stateLine.textContent(), 'Taken and added to your reel as a 3 s still.');
     assert.equal((await ls.l.get(`/launcher/handoffs/${waiting.handoff.id}`)).json.state, 'accepted');
+
+    // Allowed once, not opened: Clipmaker's own page lists it under "Sent to you" until it is taken.
+    const later = await sendNew('a windmill');
+    await approve(later.handoff.id);
+    await page.goto(`${clipmaker}/`);
+    const waitingList = page.getByRole('region', { name: 'Sent to you' });
+    await waitingList.getByText('From Sketchpad: “a windmill”').waitFor();
+    await shootAll(page, 'handoff-clipmaker-sent-to-you');
+    await waitingList.getByRole('link', { name: 'Take it: from Sketchpad, a windmill' }).click();
+    await page.waitForURL(`${clipmaker}/receive?handoff=${later.handoff.id}`);
+    await page.locator('#handoff-state[data-kind="ok"]').waitFor({ timeout: 15_000 });
+    assert.equal(await stateLine.textContent(), 'Taken and added to your reel as a 3 s still.');
+    await page.goto(`${clipmaker}/`);
+    await page.locator('#received-section[data-loaded="true"]').waitFor({ state: 'attached' });
+    assert.equal(await page.locator('#received-section').isHidden(), true, 'nothing waits any more');
 
     // Gone: the drawing's item deleted by Sketchpad after it was sent: 409 missing, nothing taken.
     const gone = await sendNew('a sunken ship');

@@ -117,7 +117,9 @@ async function handle(req, res) {
       'The Backlot data API is only reachable when the studio is opened through Backlot, e.g. http://clipmaker.localhost:7380/');
   }
   if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method_not_allowed', `${req.method} is not allowed here`);
-  if (await serveStatic(PUBLIC, req, res, url.pathname)) return;
+  // The manifest's accepts.path: Backlot opens /receive?handoff=<id> for work another studio sent.
+  const file = url.pathname === '/receive' ? '/receive.html' : url.pathname;
+  if (await serveStatic(PUBLIC, req, res, file)) return;
   throw new HttpError(404, 'not_found', `Nothing at ${url.pathname}`);
 }
 

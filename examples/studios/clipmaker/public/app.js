@@ -204,6 +204,38 @@ function variation(item) {
   );
 }
 
+// ---------------------------------------------------------------- sent to you
+
+/**
+ * Work other studios sent that the user allowed ("Allow once") but Clipmaker has
+ * not taken yet: each links to the receiving page, which takes it
+ * (docs/studios.md, "Sending and receiving work").
+ */
+async function loadWaiting() {
+  let page;
+  try {
+    page = await request(`${API}/handoffs?direction=received&limit=50`);
+  } catch {
+    return; // an older Backlot without handoffs: nothing to show
+  }
+  const waiting = page.items.filter((h) => h.state === 'approved');
+  $('received-section').hidden = waiting.length === 0;
+  $('received-section').dataset.loaded = 'true';
+  $('waiting').replaceChildren(...waiting.map((h) => {
+    const li = document.createElement('li');
+    li.dataset.handoff = h.id;
+    const from = h.from.charAt(0).toUpperCase() + h.from.slice(1);
+    const what = document.createElement('span');
+    what.textContent = `From ${from}${h.note ? `: “${h.note}”` : ''}`;
+    const take = document.createElement('a');
+    take.href = `/receive?handoff=${encodeURIComponent(h.id)}`;
+    take.textContent = 'Take it';
+    take.setAttribute('aria-label', `Take it: from ${from}${h.note ? `, ${h.note}` : ''}`);
+    li.append(what, take);
+    return li;
+  }));
+}
+
 // ---------------------------------------------------------------- start
 
 async function start() {
@@ -230,7 +262,7 @@ async function start() {
   } catch (err) {
     setStatus(`The studio server did not answer: ${describe(err)}`, 'error');
   }
-  await loadClips();
+  await Promise.all([loadClips(), loadWaiting()]);
 }
 
 start();

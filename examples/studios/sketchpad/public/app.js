@@ -27,6 +27,7 @@ class ApiError extends Error {
     super(body && body.message ? body.message : `HTTP ${status}`);
     this.status = status;
     this.code = body && body.code ? body.code : 'http_' + status;
+    this.details = (body && body.details) || {};
   }
 }
 
@@ -209,7 +210,11 @@ async function loadGallery() {
   }
 }
 
+/** One saved drawing: its thumbnail, its title and the Send to Clipmaker control (send.js). */
 function thumbnail(item) {
+  const card = document.createElement('figure');
+  card.className = 'card';
+  card.dataset.itemId = item.id;
   const link = document.createElement('a');
   link.href = `${API}/assets/${encodeURIComponent(item.asset_id)}`;
   link.target = '_blank';
@@ -225,7 +230,11 @@ function thumbnail(item) {
   // A thumbnail that cannot load (asset reclaimed, say) keeps its alt text visible.
   img.addEventListener('error', () => img.classList.add('broken'));
   link.append(img);
-  return link;
+  const caption = document.createElement('figcaption');
+  caption.textContent = item.title || 'Untitled drawing';
+  caption.title = caption.textContent;
+  card.append(link, caption, sendControl(item));
+  return card;
 }
 
 // ---------------------------------------------------------------- live indicators
@@ -277,3 +286,4 @@ connectLive();
 connectEcho();
 loadBrush();
 loadGallery();
+loadSent();

@@ -141,6 +141,13 @@ describe('handoffs in the launcher', { timeout: 300_000 }, () => {
         .waitFor();
       await card(page, withSession.id).getByRole('button', { name: 'Decline' }).click();
       await card(page, withSession.id).waitFor({ state: 'detached' });
+
+      // A note that only repeats the item's title (Sketchpad sends the title) is not said twice.
+      const echo = await offer({ asset_ids: [sunset.asset_id], item_id: sunset.id, note: 'Sunset study' });
+      await card(page, echo.id).getByRole('heading', { name: 'Sketchpad wants to send “Sunset study” to Clipmaker' }).waitFor();
+      assert.equal(await card(page, echo.id).locator('.request-note').count(), 0);
+      await card(page, echo.id).getByRole('button', { name: 'Decline' }).click();
+      await card(page, echo.id).waitFor({ state: 'detached' });
       assert.deepEqual(errors, []);
     } finally {
       await close();

@@ -40,7 +40,8 @@ export function requestCard(ho: Handoff, status: CardStatus, facts: Facts | unde
     { class: 'request', 'data-handoff': ho.id, 'data-state': ho.state, 'aria-labelledby': titleId, 'aria-busy': busy ? 'true' : null, tabindex: -1 },
     h('h3', { id: titleId, class: 'request-title' }, requestTitle(from, to, facts?.title ?? null)),
     thumbStrip(ho.id, ho.asset_ids, from),
-    ho.note ? h('blockquote', { class: 'request-note' }, h('span', { class: 'visually-hidden' }, `${from}’s note: `), ho.note) : null,
+    // A note that only repeats the item's title (already in the heading) is not said twice.
+    ho.note && ho.note !== facts?.title ? h('blockquote', { class: 'request-note' }, h('span', { class: 'visually-hidden' }, `${from}’s note: `), ho.note) : null,
     h('p', { class: 'request-access' }, accessWords({ from, to, kinds, session: ho.session_id ? { name: ho.session_name } : null })),
     h(
       'p',

@@ -14,7 +14,7 @@ import { CLIPMAKER, fixture, SKETCHPAD, startLauncher, type LauncherService } fr
  * it and opens Clipmaker at /receive?handoff=<id>, which takes the drawing, puts it
  * on its reel and renders the reel; the render's gallery item has the drawing
  * upstream in the launcher's lineage. Also: every refusal of a send in words next
- * to Sketchpad's button, the request followed to Withdrawn, Declined and Expired,
+ * to Sketchpad's button, the request followed to Withdrawn, Declined, Approved and Expired,
  * and every reason /receive cannot take a request. Screenshots (light and dark, 1280 and
  * 800 px) go to test-results/.
  */
@@ -101,7 +101,7 @@ describe('handoffs: Sketchpad sends a drawing to Clipmaker, in real Chromium', {
     await ls?.svc.stop();
   }, { timeout: 30_000 });
 
-  test('Sketchpad: each refusal in words next to the button; the request followed to Withdrawn and Declined; Withdraw', async () => {
+  test('Sketchpad: each refusal in words next to the button; the request followed to Withdrawn, Declined and Approved; Withdraw', async () => {
     const page = await context.newPage();
     const errors = watchPageErrors(page);
     await page.goto(`${sketchpad}/`);
@@ -172,6 +172,19 @@ describe('handoffs: Sketchpad sends a drawing to Clipmaker, in real Chromium', {
     assert.equal(declined.status, 200, declined.text);
     await card.getByText('Declined.').waitFor({ timeout: 6000 });
     assert.equal(await words.getAttribute('data-state'), 'declined');
+
+    // Sent again and allowed once in the launcher: "Approved" until Clipmaker takes it, and still withdrawable.
+    await sendButton.click();
+    await card.getByText('Waiting for your approval in the Backlot launcher.').waitFor();
+    const asked = (await ls.l.get(`/launcher/handoffs?state=pending`)).json.items;
+    assert.equal(asked.length, 1);
+    const allowed = await ls.l.post(`/launcher/handoffs/${asked[0].id}:approve`, {});
+    assert.equal(allowed.status, 200, allowed.text);
+    await card.getByText('Approved: waiting for Clipmaker to open it.').waitFor({ timeout: 6000 });
+    assert.equal(await words.getAttribute('data-state'), 'approved');
+    await withdraw.click();
+    await card.getByText('Withdrawn.').waitFor();
+    assert.equal((await ls.l.get(`/launcher/handoffs/${asked[0].id}`)).json.state, 'withdrawn');
 
     // 429 quota_exceeded: 20 requests already waiting (other items of the same picture).
     const assetId = first.asset_ids[0];

@@ -289,6 +289,17 @@ describe('who sees a handoff', () => {
     const h = await offerOk({ asset_ids: [a.id], item_id: item.id });
     const byItem = (await l.get(`/launcher/handoffs?item_id=${item.id}`)).json.items;
     assert.deepEqual(byItem.map((x: any) => x.id), [h.id]);
+    // By sender and recipient (the editor's bin reads what a studio accepted).
+    const toListener = await offerOk({ to: 'listener', asset_ids: [a.id, (await newAsset(svc.port, senderToken, 'audio')).id] });
+    const toRx = (await l.get('/launcher/handoffs?to=receiver&from=sender&limit=500')).json.items;
+    assert.ok(toRx.some((x: any) => x.id === h.id) && toRx.every((x: any) => x.to === 'receiver' && x.from === 'sender'));
+    const waiting = (await l.get('/launcher/handoffs?to=listener&state=pending&limit=500')).json.items;
+    assert.ok(waiting.some((x: any) => x.id === toListener.id) && waiting.every((x: any) => x.to === 'listener' && x.state === 'pending'));
+    assert.deepEqual((await l.get('/launcher/handoffs?from=receiver')).json.items, []);
+    for (const q of ['to=Bad!', 'from=']) assert.equal((await l.get(`/launcher/handoffs?${q}`)).status, 400, q);
+    const firstPage = (await l.get('/launcher/handoffs?to=receiver&limit=1')).json.next_cursor;
+    assertError(await l.get(`/launcher/handoffs?to=listener&limit=1&cursor=${encodeURIComponent(firstPage)}`), 400, 'bad_cursor');
+    assert.equal((await decline(toListener.id)).status, 200);
     assert.deepEqual(assertHandoff(await l.get(`/launcher/handoffs/${h.id}`), 200, LAUNCHER_KEYS), { ...h, session_name: null });
     assertError(await l.get(`/launcher/handoffs/${UNKNOWN_ID}`), 404, 'not_found');
     assertError(await approve(UNKNOWN_ID), 404, 'not_found');

@@ -124,8 +124,14 @@ export function handoffRoutes(deps: { handoffs: HandoffsDomain; cursors: CursorC
       success: { status: 200, description: 'LauncherHandoffPage', schema: launcherHandoffPage },
       errors: [400],
       handle({ query }) {
-        const scope: HandoffScope = { kind: 'launcher', state: query.state ?? null, itemId: query.item_id ?? null };
-        return page(`launcher-handoffs\n${scope.state ?? ''}\n${scope.itemId ?? ''}`, scope, query);
+        const scope: HandoffScope = {
+          kind: 'launcher',
+          state: query.state ?? null,
+          itemId: query.item_id ?? null,
+          from: query.from ?? null,
+          to: query.to ?? null,
+        };
+        return page(`launcher-handoffs\n${scope.state ?? ''}\n${scope.itemId ?? ''}\n${scope.from ?? ''}\n${scope.to ?? ''}`, scope, query);
       },
     }),
     route({

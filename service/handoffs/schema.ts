@@ -83,5 +83,7 @@ export const launcherListQuery = z.object({
   ...pageQuery,
   state: z.enum(HANDOFF_STATES).optional().meta({ description: 'Only handoffs in this state.' }),
   item_id: z.string().min(1).max(64).optional().meta({ description: 'Only handoffs offering this gallery item.' }),
+  from: studioId.optional().meta({ description: 'Only those this studio sent.' }),
+  to: studioId.optional().meta({ description: 'Only those sent to this studio (the editor\'s media bin reads what a studio accepted).' }),
 });
 export const rulesQuery = z.object(pageQuery);

@@ -39,7 +39,7 @@ export type HandoffPosition = [string, string];
 /** Who reads a list: a studio's sent or received side (or both), or the launcher's view of all. */
 export type HandoffScope =
   | { kind: 'studio'; studioId: string; direction: 'sent' | 'received' | 'both' }
-  | { kind: 'launcher'; state: HandoffState | null; itemId: string | null };
+  | { kind: 'launcher'; state: HandoffState | null; itemId: string | null; from: string | null; to: string | null };
 
 const columns =
   'id, from_studio, to_studio, asset_ids, asset_set, item_id, session_id, note, state, approved_at, accepted_session_id, created_at, updated_at';
@@ -85,7 +85,9 @@ export function createHandoffsStore(db: Db) {
       sent: page(where.sent),
       received: page(where.received),
       both: page(where.both),
-      launcher: page('(@state IS NULL OR state = @state) AND (@item IS NULL OR item_id = @item)'),
+      launcher: page(
+        '(@state IS NULL OR state = @state) AND (@item IS NULL OR item_id = @item) AND (@from IS NULL OR from_studio = @from) AND (@to IS NULL OR to_studio = @to)',
+      ),
     },
     rule: db.prepare<[string, string], RuleRow>('SELECT from_studio, to_studio, created_at FROM handoff_rules WHERE from_studio = ? AND to_studio = ?'),
     addRule: db.prepare('INSERT OR IGNORE INTO handoff_rules (from_studio, to_studio, created_at) VALUES (?, ?, ?)'),
@@ -128,7 +130,9 @@ export function createHandoffsStore(db: Db) {
     },
     page(scope: HandoffScope, after: HandoffPosition | null, limit: number): IterableIterator<HandoffRow> {
       const position = { at: after?.[0] ?? null, id: after?.[1] ?? null, limit };
-      if (scope.kind === 'launcher') return stmts.pages.launcher.iterate({ ...position, state: scope.state, item: scope.itemId });
+      if (scope.kind === 'launcher') {
+        return stmts.pages.launcher.iterate({ ...position, state: scope.state, item: scope.itemId, from: scope.from, to: scope.to });
+      }
       return stmts.pages[scope.direction].iterate({ ...position, studio: scope.studioId });
     },
     rule(from: string, to: string): RuleRow | null {

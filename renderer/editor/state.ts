@@ -50,7 +50,7 @@ export interface State {
   /** The alert under it, with a list of reasons, or null. */
   problem: { text: string; details: string[] } | null;
   connection: { state: 'connecting' | 'connected' | 'disconnected'; text: string };
-  /** The media bin: the owning studio's gallery items, each with its length in frames once known. */
+  /** The media bin: the owning studio's gallery items and the assets handed to it, each with its length in frames once known. */
   bin: { studio: string | null; items: BinItem[]; loading: boolean; error: string | null };
   /** The sequence browser: every studio's sequences (GET /launcher/timelines), searched by name and studio. */
   browser: {
@@ -96,7 +96,7 @@ export const state: State = {
   browser: { shown: true, q: '', studio: '', studios: [], items: [], next: null, loading: false, error: null },
 };
 
-/** A media bin entry: a gallery item's asset, its kind, title and length (frames; null until measured). */
+/** A media bin entry: a gallery item's or a handed asset, its kind, title and length (frames; null until measured). */
 export interface BinItem {
   asset_id: string;
   kind: string;

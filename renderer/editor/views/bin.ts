@@ -5,7 +5,7 @@ import { addClip } from '../actions/edits';
 import { tc, view, type BinItem } from '../read';
 import { BIN_TYPE } from './timeline';
 
-/** The media bin: the studio's pictures and sound, dragged onto a track (Shift: insert) or added at the playhead. */
+/** The media bin: the studio's pictures and sound (its own, and those other studios handed it), dragged onto a track (Shift: insert) or added at the playhead. */
 
 const list = h('ul', { class: 'bin-list', 'aria-label': 'Media of the studio' });
 const note = h('p', { class: 'muted bin-note' });
@@ -49,7 +49,7 @@ function row(item: BinItem): HTMLElement {
     'li',
     { class: `bin-item bin-${item.kind}`, draggable: ready ? 'true' : 'false', 'data-asset': item.asset_id },
     h('span', { class: 'bin-kind', 'aria-hidden': 'true' }, item.kind === 'audio' ? '♪' : item.kind === 'video' ? '▶' : '▣'),
-    h('span', { class: 'bin-title' }, item.title),
+    h('span', { class: 'bin-title', title: item.title }, item.title),
     h('span', { class: 'muted bin-length' }, ready ? tc(item.length!) : 'measuring…'),
     add,
   );

@@ -373,8 +373,9 @@ describe('launcher UI: consoles, failures, examples', { timeout: 300_000 }, () =
         releasedAll = true;
         for (const r of released) r();
       };
-      // The channel connects after the first read: drop it once it is open.
-      for (let waited = 0; proxy.drop() === 0; waited += 50) {
+      // The channel connects after the first read: drop it once it is open (the service's opening
+      // line went through; a request dropped before that is a failed connect, another case).
+      for (let waited = 0; proxy.drop({ answered: true }) === 0; waited += 50) {
         if (waited > 10_000) throw new Error('the event channel never opened');
         await new Promise((r) => setTimeout(r, 50));
       }

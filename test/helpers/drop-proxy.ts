@@ -6,8 +6,10 @@ import http from 'node:http';
  * page and the service stay as they are (the Host header passes unchanged).
  */
 /** `streams` picks the requests it may drop: the log streams by default. */
-export async function dropProxy(streamsPath: RegExp = /\/logs$/): Promise<{ port: number; drop(): number; close(): Promise<void> }> {
-  const streams = new Set<{ client: import('node:net').Socket; upstream: http.ClientRequest }>();
+export async function dropProxy(
+  streamsPath: RegExp = /\/logs$/,
+): Promise<{ port: number; drop(options?: { answered?: boolean }): number; close(): Promise<void> }> {
+  const streams = new Set<{ client: import('node:net').Socket; upstream: http.ClientRequest; answered: boolean }>();
   const server = http.createServer((req, res) => {
     const target = new URL(req.url!);
     const headers = { ...req.headers };
@@ -17,12 +19,16 @@ export async function dropProxy(streamsPath: RegExp = /\/logs$/): Promise<{ port
       (up) => {
         res.writeHead(up.statusCode!, up.headers);
         up.pipe(res);
+        // Answered once the service's first bytes (the stream's opening line) are on their way to the page.
+        up.once('data', () => {
+          if (entry) entry.answered = true;
+        });
       },
     );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
-    if (streamsPath.test(target.pathname)) {
-      const entry = { client: req.socket, upstream };
+    const entry = streamsPath.test(target.pathname) ? { client: req.socket, upstream, answered: false } : null;
+    if (entry) {
       streams.add(entry);
       res.on('close', () => streams.delete(entry));
     }
@@ -30,13 +36,15 @@ export async function dropProxy(streamsPath: RegExp = /\/logs$/): Promise<{ port
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     port: (server.address() as import('node:net').AddressInfo).port,
-    drop() {
-      const n = streams.size;
-      for (const s of streams) {
+    /** Drops the streams (only those already answered, with `answered`); returns how many. */
+    drop(options: { answered?: boolean } = {}) {
+      const chosen = [...streams].filter((s) => !options.answered || s.answered);
+      const n = chosen.length;
+      for (const s of chosen) {
         s.upstream.destroy();
         s.client.destroy();
+        streams.delete(s);
       }
-      streams.clear();
       return n;
     },
     close: () =>
